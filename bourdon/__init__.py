@@ -1,0 +1,57 @@
+"""bourdon: one shared, auditable memory for every AI coding agent, kept as plain files in git.
+
+>>> from bourdon import Library
+>>> library = Library.open("~/agent-library")            # doctest: +SKIP
+>>> library.history("claude-code", limit=5)               # doctest: +SKIP
+
+``import bourdon`` stays cheap: the library, and with it git, jsonschema and filelock, is imported
+on first use of ``bourdon.Library``; the MCP SDK only by the server.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from bourdon.errors import (
+    BourdonError,
+    BusyError,
+    ConflictError,
+    GitError,
+    InputError,
+    LibraryError,
+    ManifestError,
+    NotFoundError,
+    SchemaError,
+    TooLargeError,
+)
+from bourdon.model import Manifest, Visibility
+
+if TYPE_CHECKING:
+    from bourdon.library import Library
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BourdonError",
+    "BusyError",
+    "ConflictError",
+    "GitError",
+    "InputError",
+    "Library",
+    "LibraryError",
+    "Manifest",
+    "ManifestError",
+    "NotFoundError",
+    "SchemaError",
+    "TooLargeError",
+    "Visibility",
+    "__version__",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Library":
+        from bourdon.library import Library
+
+        return Library
+    raise AttributeError(f"module 'bourdon' has no attribute {name!r}")

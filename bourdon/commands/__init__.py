@@ -1,0 +1,17 @@
+"""The CLI's commands, one module per group; ``register`` adds them all to the parser."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from bourdon.commands import demo, history, staging, writing
+
+
+def register(sub: Any) -> None:
+    for group in (writing, history, staging, demo):
+        group.register(sub)
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON for scripts")

@@ -1,0 +1,136 @@
+"""``bourdon init``, ``validate`` and ``commit``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from bourdon import output, yamlio
+from bourdon.cli import library_path, open_library, read_input
+from bourdon.errors import BourdonError, InputError
+from bourdon.library import AGENTS, STAGING, SUFFIX, Library, WriteResult
+
+
+def register(sub: Any) -> None:
+    from bourdon.commands import add_json
+
+    p = sub.add_parser("init", help="create a library (a git repository of manifests)")
+    p.add_argument("path", nargs="?", help="where (default: the --library path)")
+    add_json(p)
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("validate", help="check manifests against the schema")
+    p.add_argument("files", nargs="*", metavar="FILE", help="files to check (default: the library)")
+    add_json(p)
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("commit", help="merge or replace rows into an agent's manifest")
+    p.add_argument("agent", metavar="AGENT")
+    p.add_argument("--file", "-f", required=True, metavar="F",
+                   help="YAML in the manifest's shape with the rows to commit ('-': stdin)")
+    p.add_argument("--mode", choices=("merge", "replace"), default="merge")
+    p.add_argument("--expected-digest", metavar="D",
+                   help="refuse the write unless the manifest's digest is still D")
+    add_json(p)
+    p.set_defaults(func=cmd_commit)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    root = Path(args.path).expanduser() if args.path else library_path(args)
+    existed = (root / ".git").exists() and (root / AGENTS).is_dir()
+    library = Library.init(root)
+    if args.json:
+        output.print_json({"library": str(library.root), "created": not existed})
+    elif existed:
+        print(f"{library.root} is already a library ({len(library.agent_ids())} agents)")
+    else:
+        print(f"Created an empty library at {library.root}")
+        print(f"  add memory:  bourdon --library {library.root} commit AGENT --file rows.yaml")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from bourdon.schema import load_manifest
+
+    if args.files:
+        targets = [(name, lambda n=name: read_input(n)) for name in args.files]
+    else:
+        root = library_path(args)
+        if not (root / AGENTS).is_dir():
+            raise InputError(f"{root} is not a library; pass files or --library")
+        paths = sorted((root / AGENTS).glob(f"*{SUFFIX}")) + sorted(
+            (root / STAGING).glob(f"*/*{SUFFIX}")
+        )
+        targets = [(str(p.relative_to(root)), p.read_bytes) for p in paths]
+    results = []
+    for name, read in targets:
+        try:
+            load_manifest(read(), what=name)
+            results.append({"path": name, "valid": True, "problems": []})
+        except BourdonError as exc:
+            problems = getattr(exc, "problems", None) or [exc.message]
+            results.append({"path": name, "valid": False, "problems": problems})
+    bad = [r for r in results if not r["valid"]]
+    if args.json:
+        output.print_json({"files": results, "valid": len(results) - len(bad), "invalid": len(bad)})
+    else:
+        for r in results:
+            print(f"{'ok     ' if r['valid'] else 'INVALID'}  {r['path']}")
+            for problem in r["problems"]:
+                print(f"         {problem}")
+        print(f"{len(results) - len(bad)} valid, {len(bad)} invalid")
+    return 3 if bad else 0
+
+
+def cmd_commit(args: argparse.Namespace) -> int:
+    change = yamlio.load(read_input(args.file), what=args.file)
+    if not isinstance(change, dict):
+        raise InputError(f"{args.file} must hold a mapping in the manifest's shape")
+    library = open_library(args)
+    result = library.commit(
+        args.agent, change, mode=args.mode, expected_digest=args.expected_digest
+    )
+    report(result, args.json)
+    return 0
+
+
+def write_summary(result: WriteResult) -> dict[str, Any]:
+    """The commit summary of the wire contract (``no_op`` only when nothing was written)."""
+    summary: dict[str, Any] = {
+        "agent_id": result.agent_id,
+        "op": result.op,
+        "added": result.stats.total_added,
+        "updated": result.stats.total_updated,
+        "removed": result.stats.total_removed,
+        "total": result.totals.get("total", 0),
+        "counts": {k: v for k, v in result.totals.items() if k != "total"},
+        "path": result.path,
+        "digest": result.digest,
+        "digest8": result.digest[7:15],
+        "previous_digest": result.previous_digest,
+        "version_id": result.version,
+        "last_updated": result.last_updated,
+    }
+    if result.no_op:
+        summary["no_op"] = True
+    if result.staged:
+        summary["staged"] = True
+    return summary
+
+
+def report(result: WriteResult, as_json: bool) -> None:
+    if as_json:
+        output.print_json(write_summary(result))
+        return
+    if result.no_op:
+        print(f"No change: {result.agent_id} already holds these rows (digest {result.digest[7:15]})")
+        return
+    verb = {"merge": "Merged into", "replace": "Replaced", "rollback": "Rolled back",
+            "promote": "Promoted into", "stage": "Staged for"}.get(result.op, result.op)
+    s = result.stats
+    print(
+        f"{verb} {result.agent_id}: +{s.total_added} added, ~{s.total_updated} updated, "
+        f"-{s.total_removed} removed ({result.totals.get('total', 0)} rows in all)"
+    )
+    print(f"  version {output.short(result.version)}  digest {result.digest[7:15]}")

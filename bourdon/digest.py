@@ -1,0 +1,52 @@
+"""The canonical digest of a manifest (DESIGN section 3).
+
+``sha256:`` + the hex SHA-256 of the canonical JSON of the manifest without ``last_updated``:
+keys sorted, no insignificant white space, UTF-8. Two manifests with the same content have the
+same digest whatever their key order or timestamp; ``digest8`` is the first 8 hex characters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from bourdon.errors import InputError
+
+PREFIX: Final = "sha256:"
+_DIGEST = re.compile(r"(?:sha256:)?([0-9a-f]{8,64})")
+
+
+def canonical_json(data: Mapping[str, Any]) -> bytes:
+    """The bytes the digest is taken over."""
+    body = {key: value for key, value in data.items() if key != "last_updated"}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8", "surrogatepass"
+    )
+
+
+def digest(data: Mapping[str, Any]) -> str:
+    """``sha256:<64 hex>`` of the manifest's content."""
+    return PREFIX + hashlib.sha256(canonical_json(data)).hexdigest()
+
+
+def digest8(full: str) -> str:
+    """The short form shown in history: the first 8 hex characters."""
+    return full.removeprefix(PREFIX)[:8]
+
+
+def parse_digest(value: object, what: str = "digest") -> str:
+    """Normalise a full digest or a prefix of at least 8 hex characters to bare lower-case hex.
+
+    Accepts ``sha256:<hex>`` or ``<hex>``; raises ``InputError`` on anything else.
+    """
+    if isinstance(value, str):
+        match = _DIGEST.fullmatch(value.strip().lower())
+        if match:
+            return match.group(1)
+    raise InputError(
+        f"{what} {value!r} is not a digest; pass 'sha256:<64 hex>' or at least its first 8 hex "
+        "characters"
+    )

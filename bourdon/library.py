@@ -1,0 +1,858 @@
+"""The library: a git repository of manifests, and the only code that writes into it.
+
+Layout (DESIGN section 4)::
+
+    <library>/
+      agents/<agent_id>.l5.yaml              live manifests
+      staging/<caller>/<agent_id>.l5.yaml    quarantined writes, never served until promoted
+      .bourdon/                              local and git-ignored: lock, caches, recovered files
+
+Every write follows one protocol: take the library lock (cross-process) -> read the current
+manifest at HEAD -> check ``expected_digest`` -> compute the new manifest -> answer ``no_op``
+if its digest is unchanged -> validate -> record the intent -> write the file atomically ->
+commit with provenance trailers (the branch moves by compare-and-swap) -> clear the intent.
+A write is acknowledged only once its commit exists. Opening the library after a crash
+reconciles: stale locks and temp files go, and a file whose write was never committed is moved
+to ``.bourdon/recovered/`` and restored from HEAD, so nothing is lost and the working files equal
+HEAD again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import socket
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+import filelock
+
+from bourdon import schema, yamlio
+from bourdon.digest import digest, digest8, parse_digest
+from bourdon.errors import (
+    BusyError,
+    ConflictError,
+    InputError,
+    LibraryError,
+    ManifestError,
+    NotFoundError,
+)
+from bourdon.gitrepo import GitRepo, LogEntry
+from bourdon.merge import MergeStats, RowChanges, compare, merge
+from bourdon.model import AGENT_TYPES, ROW_SECTIONS, Manifest, check_agent_id
+
+AGENTS: Final = "agents"
+STAGING: Final = "staging"
+LOCAL: Final = ".bourdon"
+SUFFIX: Final = ".l5.yaml"
+OPERATOR: Final = "operator"
+
+TRAILERS: Final = ("Op", "Agent", "Caller", "Session", "Transcript", "Digest", "Stager", "Restores")
+_VERSION = re.compile(r"[0-9a-f]{4,64}")
+_CACHE_SIZE: Final = 256
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Who asks for a write, recorded in the commit's trailers."""
+
+    caller: str = OPERATOR
+    session: str | None = None
+    transcript: str | None = None
+    machine: str = field(default_factory=socket.gethostname)
+
+    def source(self) -> dict[str, str]:
+        """The ``source`` stamped on the rows this caller commits."""
+        return {"kind": "commit", "name": self.caller, "machine": self.machine}
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a write did. ``version`` is the new commit, ``None`` for a no-op."""
+
+    agent_id: str
+    op: str
+    path: str
+    digest: str
+    previous_digest: str | None
+    version: str | None
+    last_updated: str | None
+    stats: MergeStats
+    totals: dict[str, int] = field(default_factory=dict)
+    created: bool = False
+    staged: bool = False
+
+    @property
+    def no_op(self) -> bool:
+        return self.version is None
+
+
+@dataclass(frozen=True)
+class Version:
+    """One state of an agent's memory: the commit that produced it and its provenance."""
+
+    version_id: str
+    digest: str | None
+    op: str
+    caller: str | None
+    session: str | None
+    transcript: str | None
+    time: str
+    subject: str
+    stager: str | None = None
+    restores: str | None = None
+
+    @property
+    def digest8(self) -> str | None:
+        return digest8(self.digest) if self.digest else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version_id": self.version_id,
+            "digest": self.digest,
+            "digest8": self.digest8,
+            "op": self.op,
+            "caller": self.caller,
+            "session_id": self.session,
+            "transcript_ref": self.transcript,
+            "time": self.time,
+            "subject": self.subject,
+            **({"stager": self.stager} if self.stager else {}),
+            **({"restores": self.restores} if self.restores else {}),
+        }
+
+
+@dataclass(frozen=True)
+class StagedWrite:
+    """A quarantined write waiting in ``staging/<caller>/<agent>.l5.yaml``."""
+
+    caller: str
+    agent_id: str
+    path: str
+    rows: int
+    staged_at: str | None
+    digest: str
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Which write produced a digest, and what it changed."""
+
+    version: Version
+    changes: RowChanges
+
+
+class Library:
+    """A library directory. Open one with ``Library.open(path)`` or create it with ``init``."""
+
+    def __init__(self, root: Path, repo: GitRepo, lock_timeout: float = 30.0) -> None:
+        self.root = root
+        self.repo = repo
+        self.lock_timeout = lock_timeout
+        self._local = root / LOCAL
+        self._lock = filelock.FileLock(str(self._local / "write.lock"), thread_local=False)
+        self._thread_lock = threading.RLock()
+        self._parsed: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    # -- opening -------------------------------------------------------------------------
+
+    @classmethod
+    def init(cls, path: str | os.PathLike[str]) -> Library:
+        """Create a library at ``path`` (an empty or missing folder), or open an existing one."""
+        root = Path(path).expanduser().absolute()
+        if (root / ".git").exists() and (root / AGENTS).is_dir():
+            return cls.open(root)
+        if root.exists() and any(p.name != LOCAL for p in root.iterdir()):
+            raise LibraryError(
+                f"{root} is not empty and is not a library; pick an empty or new folder"
+            )
+        for folder in (root / AGENTS, root / STAGING, root / LOCAL):
+            folder.mkdir(parents=True, exist_ok=True)
+        repo = GitRepo.init(root)
+        library = cls(root, repo)
+        files = {
+            ".gitignore": b"# Local state of this machine: lock, caches, recovered files.\n.bourdon/\n",
+            f"{AGENTS}/.gitkeep": b"",
+            f"{STAGING}/.gitkeep": b"",
+        }
+        with library._locked():
+            for name, data in files.items():
+                _atomic_write(root / name, data)
+            repo.commit_files(
+                files,
+                _message("init", "library", "create the library", Provenance(), None),
+                parent=None,
+                author=_identity(OPERATOR),
+                committer=_identity("bourdon"),
+            )
+            repo.sync_index()
+        return library
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, lock_timeout: float = 30.0) -> Library:
+        """Open the library at ``path``, reconciling first if a write was interrupted."""
+        root = Path(path).expanduser().absolute()
+        if not (root / AGENTS).is_dir() or not (root / ".git").exists():
+            raise LibraryError(
+                f"{root} is not a bourdon library; create one with 'bourdon init {root}'"
+            )
+        (root / LOCAL).mkdir(exist_ok=True)
+        library = cls(root, GitRepo(root), lock_timeout)
+        if library._needs_reconcile():
+            library.reconcile()
+        return library
+
+    def close(self) -> None:
+        self.repo.close()
+
+    def __enter__(self) -> Library:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading -------------------------------------------------------------------------
+
+    def head(self) -> str | None:
+        return self.repo.head()
+
+    def agent_ids(self) -> list[str]:
+        """Agents with a live manifest, sorted."""
+        head = self.head()
+        if head is None:
+            return []
+        names = (p.rsplit("/", 1)[1] for p in self.repo.list_files(head, AGENTS))
+        return sorted(n[: -len(SUFFIX)] for n in names if n.endswith(SUFFIX))
+
+    def read(self, agent_id: str, version: str | None = None) -> Manifest:
+        """The agent's manifest at HEAD, or at ``version`` (a commit id)."""
+        return Manifest(self._read_data(agent_path(agent_id), version, agent_id))
+
+    def read_bytes(self, agent_id: str, version: str | None = None) -> bytes:
+        """The exact bytes of the agent's manifest at HEAD or at ``version``."""
+        path = agent_path(agent_id)
+        raw = self._blob(path, self._resolve(version) if version else self.head())
+        if raw is None:
+            raise self._missing(agent_id, version)
+        return raw[1]
+
+    def current_digest(self, agent_id: str) -> str | None:
+        """The digest of the live manifest, ``None`` when the agent has none yet."""
+        try:
+            return digest(self._read_data(agent_path(agent_id), None, agent_id))
+        except NotFoundError:
+            return None
+
+    def history(self, agent_id: str, limit: int | None = 50) -> list[Version]:
+        """Every state of the agent's memory, newest first."""
+        path = agent_path(agent_id)
+        entries = self.repo.log(path, limit)
+        if not entries and agent_id not in self.agent_ids():
+            raise NotFoundError(f"no agent {agent_id!r} in this library; see 'bourdon agents'")
+        return [self._version(entry, path) for entry in entries]
+
+    def explain(self, agent_id: str, wanted: str) -> Explanation:
+        """Find the write that produced the digest (full or at least 8 hex) and what it changed."""
+        hexpart = parse_digest(wanted)
+        path = agent_path(agent_id)
+        candidates = self.repo.log(path, None, grep=f"Bourdon-Digest: sha256:{hexpart}")
+        match = next(
+            (
+                v
+                for v in (self._version(e, path) for e in candidates)
+                if v.digest and v.digest.removeprefix("sha256:").startswith(hexpart)
+            ),
+            None,
+        )
+        if match is None:  # commits made outside bourdon carry no trailer: look at the content
+            match = next(
+                (
+                    v
+                    for v in self.history(agent_id, limit=500)
+                    if v.digest and v.digest.removeprefix("sha256:").startswith(hexpart)
+                ),
+                None,
+            )
+        if match is None:
+            raise NotFoundError(
+                f"no version of {agent_id!r} has digest {wanted}; see 'bourdon history {agent_id}'"
+            )
+        after = self._read_data(path, match.version_id, agent_id)
+        before = self._parent_data(path, match.version_id)
+        return Explanation(match, compare(before, after))
+
+    def diff(self, agent_id: str, old: str, new: str | None = None) -> RowChanges:
+        """Rows added, removed and changed between two versions (``new``: HEAD)."""
+        path = agent_path(agent_id)
+        before = self._read_data(path, old, agent_id)
+        after = self._read_data(path, new, agent_id)
+        return compare(before, after)
+
+    # -- writing -------------------------------------------------------------------------
+
+    def commit(
+        self,
+        agent_id: str,
+        change: Mapping[str, Any],
+        *,
+        mode: str = "merge",
+        expected_digest: str | None = None,
+        provenance: Provenance | None = None,
+        op: str | None = None,
+    ) -> WriteResult:
+        """Merge (or replace) ``change`` into the agent's live manifest, as one commit.
+
+        ``change`` has the manifest's shape; ``agent.type`` is needed when the agent is new.
+        Raises ``ConflictError`` when ``expected_digest`` is given and is no longer current.
+        """
+        check_agent_id(agent_id)
+        if mode not in ("merge", "replace"):
+            raise InputError(f"mode {mode!r} is not one of merge, replace")
+        _check_change(agent_id, change)
+        who = provenance or Provenance()
+
+        def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
+            if current is None:
+                _require_type(agent_id, change)
+            return merge(current, _with_id(change, agent_id), mode=mode, source=who.source())
+
+        return self._write(
+            agent_path(agent_id), agent_id, op or mode, who, compute, expected_digest
+        )
+
+    def import_manifest(
+        self, raw: bytes, *, what: str = "manifest", provenance: Provenance | None = None
+    ) -> WriteResult:
+        """Take a whole manifest file into the library (its agent id names the target)."""
+        manifest = schema.load_manifest(raw, what=what)
+        return self.commit(
+            manifest.agent_id, manifest.data, mode="replace", provenance=provenance, op="import"
+        )
+
+    def rollback(
+        self,
+        agent_id: str,
+        version: str,
+        *,
+        expected_digest: str | None = None,
+        provenance: Provenance | None = None,
+    ) -> WriteResult:
+        """Restore the exact bytes of an earlier version as a new commit (itself undoable)."""
+        path = agent_path(agent_id)
+        commit = self._resolve(version)
+        found = self._blob(path, commit)
+        if found is None:
+            raise NotFoundError(f"{agent_id!r} had no manifest at version {version}")
+        restored = self._parse(found[0], found[1], path)
+
+        def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
+            stats = MergeStats()
+            changes = compare(current, restored)
+            for section in ROW_SECTIONS:
+                stats.added[section] = len(changes.added[section])
+                stats.updated[section] = len(changes.changed[section])
+                stats.removed[section] = len(changes.removed[section])
+            return restored, stats
+
+        return self._write(
+            path,
+            agent_id,
+            "rollback",
+            provenance or Provenance(),
+            compute,
+            expected_digest,
+            raw=found[1],
+            extra={"Restores": commit},
+        )
+
+    # -- staging -------------------------------------------------------------------------
+
+    def stage(
+        self, caller: str, agent_id: str, change: Mapping[str, Any], provenance: Provenance
+    ) -> WriteResult:
+        """Record a quarantined caller's write under ``staging/<caller>/``; it is not served."""
+        check_agent_id(caller, "caller id")
+        check_agent_id(agent_id)
+        _check_change(agent_id, change)
+        live_type = None
+        with contextlib.suppress(NotFoundError):
+            live_type = self.read(agent_id).agent_type
+
+        def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
+            proposed = _with_id(change, agent_id)
+            if current is None and live_type and not _given_type(change):
+                proposed["agent"] = {**proposed["agent"], "type": live_type}
+            elif current is None:
+                _require_type(agent_id, change)
+            return merge(current, proposed, source=provenance.source())
+
+        result = self._write(
+            staging_path(caller, agent_id), agent_id, "stage", provenance, compute, None
+        )
+        return dataclasses.replace(result, staged=True)
+
+    def staged(self) -> list[StagedWrite]:
+        """Every write waiting in staging, oldest first."""
+        head = self.head()
+        if head is None:
+            return []
+        out = []
+        for path in self.repo.list_files(head, STAGING):
+            parts = path.split("/")
+            if len(parts) != 3 or not parts[2].endswith(SUFFIX):
+                continue
+            found = self._blob(path, head)
+            if found is None:
+                continue
+            data = self._parse(found[0], found[1], path)
+            last = self.repo.log(path, 1)
+            out.append(
+                StagedWrite(
+                    caller=parts[1],
+                    agent_id=parts[2][: -len(SUFFIX)],
+                    path=path,
+                    rows=sum(len(data.get(s) or []) for s in ROW_SECTIONS),
+                    staged_at=_iso(last[0].time) if last else None,
+                    digest=digest(data),
+                )
+            )
+        return sorted(out, key=lambda s: (s.staged_at or "", s.path))
+
+    def read_staged(self, caller: str, agent_id: str) -> Manifest:
+        path = staging_path(caller, agent_id)
+        return Manifest(self._read_data(path, None, f"{caller}/{agent_id} in staging"))
+
+    def promote(self, caller: str, agent_id: str, provenance: Provenance | None = None) -> WriteResult:
+        """Merge a staged write into the live manifest and clear it, in one commit."""
+        staged_path = staging_path(caller, agent_id)
+        staged = self._read_data(staged_path, None, f"{caller}/{agent_id} in staging")
+        who = provenance or Provenance()
+
+        def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
+            return merge(current, staged, mode="merge")
+
+        return self._write(
+            agent_path(agent_id),
+            agent_id,
+            "promote",
+            who,
+            compute,
+            None,
+            also={staged_path: None},
+            extra={"Stager": caller},
+            force=True,
+        )
+
+    def reject(self, caller: str, agent_id: str, provenance: Provenance | None = None) -> str:
+        """Drop a staged write (kept in history); return the commit."""
+        path = staging_path(caller, agent_id)
+        self._read_data(path, None, f"{caller}/{agent_id} in staging")
+        who = provenance or Provenance()
+        with self._locked():
+            head = self.head()
+            message = _message("reject", agent_id, f"reject staged write of {caller}", who, None,
+                               {"Stager": caller})
+            self._intent({path: None}, head)
+            with contextlib.suppress(FileNotFoundError):
+                (self.root / path).unlink()
+            commit = self._commit({path: None}, message, head, who)
+            return commit
+
+    # -- crash recovery ------------------------------------------------------------------
+
+    def reconcile(self) -> list[str]:
+        """Bring the library back to a clean state after a crash; return what was done."""
+        done: list[str] = []
+        with self._locked(reconciling=True):
+            for stale in list(self.repo.stale_locks()):
+                with contextlib.suppress(FileNotFoundError):
+                    stale.unlink()
+                    done.append(f"removed stale {stale.relative_to(self.root)}")
+            for folder in (self.root / AGENTS, self.root / STAGING):
+                for tmp in folder.rglob(".*.tmp"):
+                    tmp.unlink()
+                    done.append(f"removed temp file {tmp.relative_to(self.root)}")
+            intent = self._local / "intent.json"
+            if intent.exists():
+                try:
+                    paths = json.loads(intent.read_text(encoding="utf-8"))["paths"]
+                except (ValueError, KeyError, TypeError):
+                    paths = []
+                head = self.head()
+                for path in paths:
+                    done += self._restore(path, head)
+                intent.unlink()
+                self.repo.sync_index()
+        return done
+
+    def fsck(self) -> tuple[bool, str]:
+        return self.repo.fsck()
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _needs_reconcile(self) -> bool:
+        if (self._local / "intent.json").exists():
+            return True
+        return any(True for _ in self.repo.stale_locks())
+
+    def _restore(self, path: str, head: str | None) -> list[str]:
+        if "/" not in path or path.startswith(("/", ".")) or ".." in path.split("/"):
+            return []
+        target = self.root / path
+        committed = self._blob(path, head) if head else None
+        on_disk = target.read_bytes() if target.exists() else None
+        want = committed[1] if committed else None
+        if on_disk == want:
+            return []
+        if on_disk is not None:
+            aside = self._local / "recovered" / f"{int(time.time())}-{path.replace('/', '--')}"
+            aside.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(target, aside)
+        if want is not None:
+            _atomic_write(target, want)
+        return [f"restored {path} from HEAD (the uncommitted file is in {LOCAL}/recovered/)"]
+
+    @contextlib.contextmanager
+    def _locked(self, reconciling: bool = False) -> Iterator[None]:
+        with self._thread_lock:
+            try:
+                self._lock.acquire(timeout=self.lock_timeout)
+            except filelock.Timeout:
+                holder = _read_pid(self._local / "write.pid")
+                raise BusyError(
+                    f"the library is busy: another bourdon process{holder} has held the write "
+                    f"lock for over {self.lock_timeout:g} s; try again"
+                ) from None
+            try:
+                (self._local / "write.pid").write_text(str(os.getpid()), encoding="ascii")
+                if not reconciling and self._needs_reconcile():
+                    self.reconcile()
+                yield
+            finally:
+                self._lock.release()
+
+    def _write(
+        self,
+        path: str,
+        agent_id: str,
+        op: str,
+        who: Provenance,
+        compute: Callable[[dict[str, Any] | None], tuple[dict[str, Any], MergeStats]],
+        expected_digest: str | None,
+        *,
+        raw: bytes | None = None,
+        also: Mapping[str, bytes | None] | None = None,
+        extra: Mapping[str, str] | None = None,
+        force: bool = False,
+    ) -> WriteResult:
+        expected = parse_digest(expected_digest, "expected_digest") if expected_digest else None
+        with self._locked():
+            head = self.head()
+            self._adopt_hand_edit(path, head, who)
+            head = self.head()
+            found = self._blob(path, head) if head else None
+            current = self._parse(found[0], found[1], path) if found else None
+            before = digest(current) if current is not None else None
+            if expected is not None and (
+                before is None or not before.removeprefix("sha256:").startswith(expected)
+            ):
+                raise ConflictError(
+                    f"{agent_id!r} changed since you read it: expected_digest {expected_digest} "
+                    f"is stale; the current digest is {before}. Re-read and retry",
+                    current_digest=before,
+                )
+            data, stats = compute(current)
+            after = digest(data)
+            if current is not None and after == before and not force:
+                return WriteResult(agent_id, op, path, after, before, None,
+                                   current.get("last_updated"), stats, _totals(current))
+            if raw is None:
+                data = {**data, "last_updated": _now()}
+                schema.validate(data, trusted=current)
+                raw = yamlio.dump(data)
+            changes = {path: raw, **(also or {})}
+            message = _message(op, agent_id, _summary(op, agent_id, stats), who, after, extra)
+            self._intent(changes, head)
+            for name, content in changes.items():
+                if content is None:
+                    with contextlib.suppress(FileNotFoundError):
+                        (self.root / name).unlink()
+                else:
+                    _atomic_write(self.root / name, content)
+            commit = self._commit(changes, message, head, who)
+            self._remember(self.repo.blob_id(raw), data)
+            return WriteResult(
+                agent_id, op, path, after, before, commit, data.get("last_updated"), stats,
+                _totals(data), created=current is None,
+            )
+
+    def _commit(
+        self, changes: Mapping[str, bytes | None], message: str, head: str | None, who: Provenance
+    ) -> str:
+        commit = self.repo.commit_files(
+            changes,
+            message,
+            parent=head,
+            author=_identity(who.caller),
+            committer=_identity("bourdon"),
+        )
+        (self._local / "intent.json").unlink()
+        with contextlib.suppress(Exception):  # a stale git index only affects 'git status'
+            self.repo.sync_index()
+        return commit
+
+    def _intent(self, changes: Mapping[str, bytes | None], head: str | None) -> None:
+        record = json.dumps({"paths": sorted(changes), "head": head, "pid": os.getpid()})
+        _atomic_write(self._local / "intent.json", record.encode("utf-8"))
+
+    def _adopt_hand_edit(self, path: str, head: str | None, who: Provenance) -> None:
+        """Commit a manifest someone edited by hand before writing over it, so it is not lost."""
+        target = self.root / path
+        if head is None or not target.exists():
+            return
+        on_disk = target.read_bytes()
+        committed = self._blob(path, head)
+        if committed is not None and committed[1] == on_disk:
+            return
+        try:
+            data = self._parse(self.repo.blob_id(on_disk), on_disk, path)
+        except ManifestError as exc:
+            raise LibraryError(
+                f"{path} was edited by hand and does not validate ({exc.message}); fix it, or "
+                f"run 'git -C {self.root} checkout -- {path}' to drop the edit"
+            ) from None
+        message = _message(
+            "adopt", data["agent"]["id"], f"adopt hand edit of {path}",
+            Provenance(caller="filesystem", machine=who.machine), digest(data),
+        )
+        self._intent({path: on_disk}, head)
+        self._commit({path: on_disk}, message, head, who)
+
+    def _blob(self, path: str, commit: str | None) -> tuple[str, bytes] | None:
+        if commit is None:
+            return None
+        found = self.repo.read(f"{commit}:{path}")
+        if not found or found[1] != "blob":
+            return None
+        return found[0], found[2]
+
+    def _parse(self, blob_id: str, raw: bytes, path: str) -> dict[str, Any]:
+        """Parse and validate a manifest blob once; later reads of the same blob are free."""
+        cached = self._parsed.get(blob_id)
+        if cached is not None:
+            self._parsed.move_to_end(blob_id)
+            return cached
+        data = _load_cache(self._local, blob_id)
+        if data is None:
+            data = schema.load_manifest(raw, what=path).data  # type: ignore[assignment]
+            _save_cache(self._local, blob_id, data)
+        self._remember(blob_id, data)
+        return data
+
+    def _remember(self, blob_id: str, data: dict[str, Any]) -> None:
+        self._parsed[blob_id] = data
+        self._parsed.move_to_end(blob_id)
+        while len(self._parsed) > _CACHE_SIZE:
+            self._parsed.popitem(last=False)
+
+    def _read_data(self, path: str, version: str | None, what: str) -> dict[str, Any]:
+        commit = self._resolve(version) if version else self.head()
+        found = self._blob(path, commit)
+        if found is None:
+            raise self._missing(what, version)
+        return self._parse(found[0], found[1], path)
+
+    def _parent_data(self, path: str, commit: str) -> dict[str, Any] | None:
+        found = self._blob(path, f"{commit}~1") if self.repo.read(f"{commit}~1") else None
+        return self._parse(found[0], found[1], path) if found else None
+
+    def _resolve(self, version: str) -> str:
+        wanted = version.strip().lower()
+        if not _VERSION.fullmatch(wanted):
+            raise InputError(
+                f"version {version!r} is not a version id; pass a commit id from 'bourdon history'"
+            )
+        found = self.repo.read(f"{wanted}^{{commit}}")
+        if not found:
+            raise NotFoundError(f"no version {version} in this library")
+        return found[0]
+
+    def _missing(self, what: str, version: str | None) -> NotFoundError:
+        if version:
+            return NotFoundError(f"{what!r} had no manifest at version {version}")
+        return NotFoundError(f"no agent {what!r} in this library; see 'bourdon agents'")
+
+    def _version(self, entry: LogEntry, path: str) -> Version:
+        trailers = _trailers(entry.message)
+        found_digest = trailers.get("Digest")
+        if not found_digest:
+            blob = self._blob(path, entry.commit)
+            with contextlib.suppress(ManifestError):
+                found_digest = digest(self._parse(blob[0], blob[1], path)) if blob else None
+        return Version(
+            version_id=entry.commit,
+            digest=found_digest,
+            op=trailers.get("Op", "external"),
+            caller=trailers.get("Caller"),
+            session=trailers.get("Session"),
+            transcript=trailers.get("Transcript"),
+            time=_iso(entry.time),
+            subject=entry.message.splitlines()[0] if entry.message else "",
+            stager=trailers.get("Stager"),
+            restores=trailers.get("Restores"),
+        )
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+
+def agent_path(agent_id: str) -> str:
+    """Where an agent's live manifest lives, relative to the library."""
+    return f"{AGENTS}/{check_agent_id(agent_id)}{SUFFIX}"
+
+
+def staging_path(caller: str, agent_id: str) -> str:
+    return f"{STAGING}/{check_agent_id(caller, 'caller id')}/{check_agent_id(agent_id)}{SUFFIX}"
+
+
+def _check_change(agent_id: str, change: Mapping[str, Any]) -> None:
+    if not isinstance(change, Mapping):
+        raise InputError("a change must be a mapping in the manifest's shape")
+    agent = change.get("agent")
+    if agent is not None and not isinstance(agent, Mapping):
+        raise InputError("'agent' must be a mapping with id and type")
+    named = agent.get("id") if isinstance(agent, Mapping) else None
+    if named is not None and named != agent_id:
+        raise InputError(
+            f"the change names agent {named!r} but is being committed to {agent_id!r}; "
+            "commit it to its own agent or remove agent.id"
+        )
+
+
+def _given_type(change: Mapping[str, Any]) -> bool:
+    agent = change.get("agent")
+    return isinstance(agent, Mapping) and bool(agent.get("type"))
+
+
+def _require_type(agent_id: str, change: Mapping[str, Any]) -> None:
+    if not _given_type(change):
+        raise InputError(
+            f"{agent_id!r} is a new agent: give agent.type, one of {', '.join(AGENT_TYPES)}"
+        )
+
+
+def _with_id(change: Mapping[str, Any], agent_id: str) -> dict[str, Any]:
+    agent = change.get("agent")
+    return {**change, "agent": {**(agent if isinstance(agent, Mapping) else {}), "id": agent_id}}
+
+
+def _totals(data: Mapping[str, Any]) -> dict[str, int]:
+    counts = {s: len(data.get(s) or []) for s in ROW_SECTIONS}
+    return {**counts, "total": sum(counts.values())}
+
+
+def _summary(op: str, agent_id: str, stats: MergeStats) -> str:
+    return (
+        f"{op} {agent_id}: +{stats.total_added} ~{stats.total_updated} -{stats.total_removed} rows"
+    )
+
+
+def _message(
+    op: str,
+    agent_id: str,
+    subject: str,
+    who: Provenance,
+    new_digest: str | None,
+    extra: Mapping[str, str] | None = None,
+) -> str:
+    values = {
+        "Op": op,
+        "Agent": agent_id,
+        "Caller": who.caller,
+        "Session": who.session,
+        "Transcript": who.transcript,
+        "Digest": new_digest,
+        **(extra or {}),
+    }
+    lines = [f"Bourdon-{k}: {_one_line(v)}" for k, v in values.items() if v]
+    return f"{subject}\n\n" + "\n".join(lines) + "\n"
+
+
+def _one_line(value: str) -> str:
+    return " ".join(str(value).split())[:256]
+
+
+def _trailers(message: str) -> dict[str, str]:
+    found = {}
+    for line in message.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key.startswith("Bourdon-") and key[8:] in TRAILERS:
+            found[key[8:]] = value.strip()
+    return found
+
+
+def _identity(name: str) -> str:
+    clean = re.sub(r"[<>\n\r]", "", name) or "bourdon"
+    host = re.sub(r"[^A-Za-z0-9.-]", "", socket.gethostname()) or "localhost"
+    return f"{clean} <{clean}@{host}>"
+
+
+def _now() -> str:
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def _iso(epoch: int) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
+
+
+def _atomic_write(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` so that readers see the old or the new bytes, never a mix."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, target)
+    dir_fd = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _read_pid(path: Path) -> str:
+    try:
+        return f" (pid {int(path.read_text(encoding='ascii'))})"
+    except (OSError, ValueError):
+        return ""
+
+
+def _load_cache(local: Path, blob_id: str) -> dict[str, Any] | None:
+    try:
+        with open(local / "cache" / f"{blob_id}.json", encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _save_cache(local: Path, blob_id: str, data: Mapping[str, Any]) -> None:
+    """Keep the parsed form of a validated blob: JSON loads ten times faster than YAML."""
+    with contextlib.suppress(OSError):
+        folder = local / "cache"
+        folder.mkdir(exist_ok=True)
+        tmp = folder / f".{blob_id}.{os.getpid()}.{threading.get_ident()}.tmp"
+        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, folder / f"{blob_id}.json")

@@ -1,0 +1,254 @@
+"""What a commit does to a manifest: ``merge`` or ``replace`` (pure, no I/O).
+
+A *change* has the manifest's shape: an optional ``agent`` block, ``capabilities``,
+``visibility_policy`` and any of the four row sections. ``merge`` unions it into the current
+manifest:
+
+- rows are matched by ``model.row_key`` (entities and workstreams by name ignoring case, sessions
+  by date + cwd + session id, notes by date + text);
+- in a matched row, list fields are unioned (new items last, trimmed to their limit by dropping
+  the oldest) and scalars are overwritten; a bare string in a list field is one item, never
+  split into characters; a ``null`` in the change leaves the field alone;
+- rows the change does not mention are kept as the very same objects, so validation can skip them.
+
+``replace`` keeps the agent's identity and writes only what the change gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bourdon.model import (
+    AGENT_FIELDS,
+    LIST_FIELDS,
+    ROW_SECTIONS,
+    SPEC_VERSION,
+    list_limit,
+    row_key,
+)
+
+
+@dataclass
+class MergeStats:
+    """How many rows a commit added, updated and removed, per section."""
+
+    added: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ROW_SECTIONS, 0))
+    updated: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ROW_SECTIONS, 0))
+    removed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ROW_SECTIONS, 0))
+
+    @property
+    def total_added(self) -> int:
+        return sum(self.added.values())
+
+    @property
+    def total_updated(self) -> int:
+        return sum(self.updated.values())
+
+    @property
+    def total_removed(self) -> int:
+        return sum(self.removed.values())
+
+
+def normalize_row(row: Mapping[str, Any], source: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A row as it is stored: list fields as lists without repeats, nulls dropped, ``source`` set.
+
+    >>> normalize_row({"name": "x", "tags": "infra", "summary": None})
+    {'name': 'x', 'tags': ['infra']}
+    """
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if value is None:
+            continue
+        out[key] = _as_list(value) if key in LIST_FIELDS else value
+    if source is not None and "source" not in out:
+        out["source"] = dict(source)
+    return out
+
+
+def merge(
+    base: Mapping[str, Any] | None,
+    change: Mapping[str, Any],
+    *,
+    mode: str = "merge",
+    source: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any], MergeStats]:
+    """Apply ``change`` to ``base`` (``None`` for a new agent); return the result and counts.
+
+    ``source`` is stamped on every row of the change that does not carry one.
+    """
+    if mode not in ("merge", "replace"):
+        raise ValueError(f"mode must be 'merge' or 'replace', got {mode!r}")
+    base = base or {}
+    stats = MergeStats()
+    result: dict[str, Any] = dict(base) if mode == "merge" else _identity_of(base)
+    result.setdefault("spec_version", SPEC_VERSION)
+    result["agent"] = _merge_agent(base.get("agent"), change.get("agent"))
+
+    for key, value in change.items():
+        if key in ("agent", "spec_version", "last_updated") or key in ROW_SECTIONS or value is None:
+            continue
+        if key == "capabilities":
+            result[key] = _union(result.get(key) if mode == "merge" else None, value, None, key)
+        elif key == "visibility_policy" and isinstance(value, Mapping):
+            result[key] = _merge_row(result.get(key) or {}, normalize_row(value), None)
+        else:
+            result[key] = value
+
+    for section in ROW_SECTIONS:
+        given = change.get(section)
+        if given is None:
+            continue
+        if not isinstance(given, list):
+            result[section] = given  # left for validation to name the problem
+            continue
+        current = list(base.get(section) or []) if mode == "merge" else []
+        merged = _merge_rows(current, given, source, section, stats)
+        if merged or section in result or mode == "replace":
+            result[section] = merged
+
+    if mode == "replace":
+        for section in ROW_SECTIONS:
+            kept = {row_key(section, r) for r in result.get(section) or [] if isinstance(r, Mapping)}
+            stats.removed[section] = sum(
+                1
+                for r in base.get(section) or []
+                if isinstance(r, Mapping) and row_key(section, r) not in kept
+            )
+    return result, stats
+
+
+def _identity_of(base: Mapping[str, Any]) -> dict[str, Any]:
+    keep = ("spec_version", "last_updated")
+    return {k: base[k] for k in keep if k in base}
+
+
+def _merge_agent(old: object, new: object) -> dict[str, Any]:
+    agent = dict(old) if isinstance(old, Mapping) else {}
+    if isinstance(new, Mapping):
+        for key, value in new.items():
+            if value is None:
+                continue
+            if key == "type" and agent.get("type"):
+                continue  # an existing agent keeps its type; the reference ignores it on merge
+            agent[key] = value
+    return {k: agent[k] for k in (*AGENT_FIELDS, *sorted(set(agent) - set(AGENT_FIELDS)))
+            if k in agent}
+
+
+def _merge_rows(
+    current: list[Any],
+    given: list[Any],
+    source: Mapping[str, Any] | None,
+    section: str,
+    stats: MergeStats,
+) -> list[Any]:
+    position = {row_key(section, r): i for i, r in enumerate(current) if isinstance(r, Mapping)}
+    fresh: set[int] = set()  # positions added by this change
+    for raw in given:
+        if not isinstance(raw, Mapping):
+            current.append(raw)  # left for validation to name the problem
+            continue
+        row = normalize_row(raw, source)
+        key = row_key(section, row)
+        at = position.get(key)
+        if at is None:
+            position[key] = len(current)
+            fresh.add(len(current))
+            current.append(row)
+            stats.added[section] += 1
+            continue
+        merged = _merge_row(current[at], row, section)
+        if merged != current[at]:
+            current[at] = merged
+            if at not in fresh:
+                stats.updated[section] += 1
+    return current
+
+
+def _merge_row(
+    old: Mapping[str, Any], new: Mapping[str, Any], section: str | None
+) -> dict[str, Any]:
+    out = dict(old)
+    for key, value in new.items():
+        if key == "name" and "name" in old:
+            continue  # names match ignoring case; the row keeps the spelling it was created with
+        if key in LIST_FIELDS:
+            out[key] = _union(old.get(key), value, section, key)
+        else:
+            out[key] = value
+    return out
+
+
+def _union(old: object, new: object, section: str | None, key: str) -> list[Any]:
+    items = _as_list(old) if old is not None else []
+    for item in _as_list(new):
+        if item not in items:
+            items.append(item)
+    limit = list_limit(section, key)
+    return items[-limit:] if limit is not None and len(items) > limit else items
+
+
+def _as_list(value: object) -> list[Any]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        unique: list[Any] = []
+        for item in value:
+            if item not in unique:
+                unique.append(item)
+        return unique
+    return [value]  # left for validation to name the problem
+
+
+@dataclass
+class RowChanges:
+    """Rows added, removed and changed between two manifests, by section, named by their key."""
+
+    added: dict[str, list[str]] = field(default_factory=lambda: {s: [] for s in ROW_SECTIONS})
+    removed: dict[str, list[str]] = field(default_factory=lambda: {s: [] for s in ROW_SECTIONS})
+    changed: dict[str, list[str]] = field(default_factory=lambda: {s: [] for s in ROW_SECTIONS})
+    agent_changed: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not self.agent_changed and not any(
+            rows for part in (self.added, self.removed, self.changed) for rows in part.values()
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        def keep(part: dict[str, list[str]]) -> dict[str, list[str]]:
+            return {section: rows for section, rows in part.items() if rows}
+
+        return {
+            "added": keep(self.added),
+            "removed": keep(self.removed),
+            "changed": keep(self.changed),
+            "agent_changed": self.agent_changed,
+        }
+
+
+def compare(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> RowChanges:
+    """What changed from ``old`` to ``new`` (either may be ``None``), row by row."""
+    old, new = old or {}, new or {}
+    changes = RowChanges(agent_changed=old.get("agent") != new.get("agent"))
+    for section in ROW_SECTIONS:
+        before = _keyed(section, old.get(section))
+        after = _keyed(section, new.get(section))
+        changes.added[section] = [_label(k) for k in after if k not in before]
+        changes.removed[section] = [_label(k) for k in before if k not in after]
+        changes.changed[section] = [
+            _label(k) for k, row in after.items() if k in before and before[k] != row
+        ]
+    return changes
+
+
+def _keyed(section: str, rows: object) -> dict[tuple[str, ...], Any]:
+    if not isinstance(rows, list):
+        return {}
+    return {row_key(section, r): r for r in rows if isinstance(r, Mapping)}
+
+
+def _label(key: tuple[str, ...]) -> str:
+    return " | ".join(part for part in key if part) or "(no date)"
