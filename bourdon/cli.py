@@ -91,10 +91,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0  # the reader of our output went away (``bourdon history x | head``)
-    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, not a traceback
+    except Exception as exc:
         if os.environ.get("BOURDON_DEBUG"):
             raise
-        output.error(f"internal error: {type(exc).__name__}: {exc} (set BOURDON_DEBUG=1 for details)")
+        output.error(
+            f"internal error: {type(exc).__name__}: {exc} (set BOURDON_DEBUG=1 for details)"
+        )
         return 1
 
 

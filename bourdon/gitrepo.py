@@ -273,7 +273,9 @@ class GitRepo:
         for directory, sub in below.items():
             name = directory.encode("utf-8")
             current = entries.get(name)
-            subtree = self._write_tree(current[1] if current and current[0] == _DIR_MODE else None, sub)
+            subtree = self._write_tree(
+                current[1] if current and current[0] == _DIR_MODE else None, sub
+            )
             if subtree is None:
                 entries.pop(name, None)
             else:

@@ -180,7 +180,7 @@ class Library:
         repo = GitRepo.init(root)
         library = cls(root, repo)
         files = {
-            ".gitignore": b"# Local state of this machine: lock, caches, recovered files.\n.bourdon/\n",
+            ".gitignore": b"# This machine's lock, caches and recovered files.\n.bourdon/\n",
             f"{AGENTS}/.gitkeep": b"",
             f"{STAGING}/.gitkeep": b"",
         }
@@ -431,7 +431,9 @@ class Library:
         path = staging_path(caller, agent_id)
         return Manifest(self._read_data(path, None, f"{caller}/{agent_id} in staging"))
 
-    def promote(self, caller: str, agent_id: str, provenance: Provenance | None = None) -> WriteResult:
+    def promote(
+        self, caller: str, agent_id: str, provenance: Provenance | None = None
+    ) -> WriteResult:
         """Merge a staged write into the live manifest and clear it, in one commit."""
         staged_path = staging_path(caller, agent_id)
         staged = self._read_data(staged_path, None, f"{caller}/{agent_id} in staging")
@@ -459,8 +461,14 @@ class Library:
         who = provenance or Provenance()
         with self._locked():
             head = self.head()
-            message = _message("reject", agent_id, f"reject staged write of {caller}", who, None,
-                               {"Stager": caller})
+            message = _message(
+                "reject",
+                agent_id,
+                f"reject staged write of {caller}",
+                who,
+                None,
+                {"Stager": caller},
+            )
             self._intent({path: None}, head)
             with contextlib.suppress(FileNotFoundError):
                 (self.root / path).unlink()
@@ -573,8 +581,17 @@ class Library:
             data, stats = compute(current)
             after = digest(data)
             if current is not None and after == before and not force:
-                return WriteResult(agent_id, op, path, after, before, None,
-                                   current.get("last_updated"), stats, _totals(current))
+                return WriteResult(
+                    agent_id,
+                    op,
+                    path,
+                    after,
+                    before,
+                    None,
+                    current.get("last_updated"),
+                    stats,
+                    _totals(current),
+                )
             if raw is None:
                 data = {**data, "last_updated": _now()}
                 schema.validate(data, trusted=current)
@@ -591,8 +608,16 @@ class Library:
             commit = self._commit(changes, message, head, who)
             self._remember(self.repo.blob_id(raw), data)
             return WriteResult(
-                agent_id, op, path, after, before, commit, data.get("last_updated"), stats,
-                _totals(data), created=current is None,
+                agent_id,
+                op,
+                path,
+                after,
+                before,
+                commit,
+                data.get("last_updated"),
+                stats,
+                _totals(data),
+                created=current is None,
             )
 
     def _commit(
@@ -631,8 +656,11 @@ class Library:
                 f"run 'git -C {self.root} checkout -- {path}' to drop the edit"
             ) from None
         message = _message(
-            "adopt", data["agent"]["id"], f"adopt hand edit of {path}",
-            Provenance(caller="filesystem", machine=who.machine), digest(data),
+            "adopt",
+            data["agent"]["id"],
+            f"adopt hand edit of {path}",
+            Provenance(caller="filesystem", machine=who.machine),
+            digest(data),
         )
         self._intent({path: on_disk}, head)
         self._commit({path: on_disk}, message, head, who)
@@ -653,7 +681,7 @@ class Library:
             return cached
         data = _load_cache(self._local, blob_id)
         if data is None:
-            data = schema.load_manifest(raw, what=path).data  # type: ignore[assignment]
+            data = dict(schema.load_manifest(raw, what=path).data)
             _save_cache(self._local, blob_id, data)
         self._remember(blob_id, data)
         return data

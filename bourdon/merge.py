@@ -51,7 +51,9 @@ class MergeStats:
         return sum(self.removed.values())
 
 
-def normalize_row(row: Mapping[str, Any], source: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def normalize_row(
+    row: Mapping[str, Any], source: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """A row as it is stored: list fields as lists without repeats, nulls dropped, ``source`` set.
 
     >>> normalize_row({"name": "x", "tags": "infra", "summary": None})
@@ -110,7 +112,9 @@ def merge(
 
     if mode == "replace":
         for section in ROW_SECTIONS:
-            kept = {row_key(section, r) for r in result.get(section) or [] if isinstance(r, Mapping)}
+            kept = {
+                row_key(section, r) for r in result.get(section) or [] if isinstance(r, Mapping)
+            }
             stats.removed[section] = sum(
                 1
                 for r in base.get(section) or []
@@ -133,8 +137,9 @@ def _merge_agent(old: object, new: object) -> dict[str, Any]:
             if key == "type" and agent.get("type"):
                 continue  # an existing agent keeps its type; the reference ignores it on merge
             agent[key] = value
-    return {k: agent[k] for k in (*AGENT_FIELDS, *sorted(set(agent) - set(AGENT_FIELDS)))
-            if k in agent}
+    return {
+        k: agent[k] for k in (*AGENT_FIELDS, *sorted(set(agent) - set(AGENT_FIELDS))) if k in agent
+    }
 
 
 def _merge_rows(

@@ -16,17 +16,18 @@ def print_json(data: Any, stream: TextIO | None = None) -> None:
     out.write(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[object]], stream: TextIO | None = None) -> None:
+def table(
+    headers: Sequence[str], rows: Sequence[Sequence[object]], stream: TextIO | None = None
+) -> None:
     """An aligned plain-text table; the last column is not padded, so long text just runs on."""
     out = stream or sys.stdout
     cells = [[_cell(v) for v in row] for row in rows]
-    widths = [
-        max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)
-    ]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
     lines = [headers, *cells]
     for line in lines:
         padded = [
-            value.ljust(widths[i]) if i < len(headers) - 1 else value for i, value in enumerate(line)
+            value.ljust(widths[i]) if i < len(headers) - 1 else value
+            for i, value in enumerate(line)
         ]
         out.write("  ".join(padded).rstrip() + "\n")
 

@@ -36,7 +36,7 @@ _BAD_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\ufff
 _formats = FormatChecker()
 
 
-@_formats.checks("date-time", raises=ValueError)
+@_formats.checks("date-time", raises=ValueError)  # type: ignore[untyped-decorator]
 def _is_date_time(value: object) -> bool:
     # jsonschema leaves date-time unchecked unless an optional package is present.
     if not isinstance(value, str):

@@ -18,8 +18,9 @@ def make_library(root: Path, *, sample: bool = True) -> Library:
     library = Library.init(root)
     if sample:
         for path in sorted((sample_library_path() / "agents").glob(f"*{SUFFIX}")):
-            library.import_manifest(path.read_bytes(), what=path.name,
-                                    provenance=Provenance(caller="fixture"))
+            library.import_manifest(
+                path.read_bytes(), what=path.name, provenance=Provenance(caller="fixture")
+            )
     return library
 
 

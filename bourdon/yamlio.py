@@ -21,11 +21,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 import yaml
 
-from bourdon.errors import ManifestError, TooLargeError
+from bourdon.errors import InputError, ManifestError, TooLargeError
 
 MAX_BYTES: Final = 4 * 1024 * 1024
 MAX_DEPTH: Final = 32
@@ -64,7 +64,9 @@ def _decode(text: bytes | str, what: str) -> str:
         raise TooLargeError(f"{what} is {raw_len:,} bytes; the limit is {MAX_BYTES:,}")
     if isinstance(text, bytes):
         if text.startswith(b"\xef\xbb\xbf"):
-            raise ManifestError(f"{what} starts with a byte-order mark; save it as UTF-8 without BOM")
+            raise ManifestError(
+                f"{what} starts with a byte-order mark; save it as UTF-8 without BOM"
+            )
         try:
             source = text.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -85,7 +87,9 @@ class _Builder:
     def __init__(self, what: str) -> None:
         self.what = what
 
-    def fail(self, event: yaml.Event, problem: str, error: type[ManifestError] = ManifestError) -> None:
+    def fail(
+        self, event: yaml.Event, problem: str, error: type[InputError] = ManifestError
+    ) -> NoReturn:
         mark = event.start_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise error(f"{self.what}: {problem}{where}")
@@ -111,6 +115,7 @@ class _Builder:
                 if not stack:
                     root = done
                 continue
+            value: Any
             if isinstance(event, yaml.ScalarEvent):
                 value = self.scalar(event)
             elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
@@ -151,7 +156,9 @@ class _Builder:
         value: str = event.value
         if len(value) > MAX_STRING:
             self.fail(
-                event, f"has a string of {len(value):,} characters (limit {MAX_STRING:,})", TooLargeError
+                event,
+                f"has a string of {len(value):,} characters (limit {MAX_STRING:,})",
+                TooLargeError,
             )
         plain = event.style in (None, "") and event.tag is None
         if plain and value in _NULLS:
@@ -168,20 +175,54 @@ class _Builder:
 # Writing
 
 # Readable order: identity first, then descriptions, dates, relations, visibility, provenance.
-_FIRST: Final = (
-    "spec_version agent last_updated capabilities visibility_policy id kind name date "
-    "session_id type status text instance role_narrative aliases summary cwd project_focus "
-    "key_actions files_touched started last_touched valid_from valid_to related_entities "
-    "default private_tags team_tags tags visibility machine source known_entities "
-    "recent_sessions known_workstreams notes"
-).split()
+_FIRST: Final = [
+    "spec_version",
+    "agent",
+    "last_updated",
+    "capabilities",
+    "visibility_policy",
+    "id",
+    "kind",
+    "name",
+    "date",
+    "session_id",
+    "type",
+    "status",
+    "text",
+    "instance",
+    "role_narrative",
+    "aliases",
+    "summary",
+    "cwd",
+    "project_focus",
+    "key_actions",
+    "files_touched",
+    "started",
+    "last_touched",
+    "valid_from",
+    "valid_to",
+    "related_entities",
+    "default",
+    "private_tags",
+    "team_tags",
+    "tags",
+    "visibility",
+    "machine",
+    "source",
+    "known_entities",
+    "recent_sessions",
+    "known_workstreams",
+    "notes",
+]
 _RANK: Final = {key: i for i, key in enumerate(_FIRST)}
 
 _PLAIN = re.compile(r"[^\W\d][^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff:#]*", re.UNICODE)
 # Words that YAML 1.1 readers turn into booleans or null; they must stay quoted.
-_KEYWORDS: Final = frozenset("y yes n no true false on off null".split())
+_KEYWORDS: Final = frozenset(["y", "yes", "n", "no", "true", "false", "on", "off", "null"])
 _NEEDS_ESCAPE = re.compile(r"[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
-_BLOCK_UNSAFE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+_BLOCK_UNSAFE = re.compile(
+    r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
+)
 
 
 def dump(value: Mapping[str, Any]) -> bytes:

@@ -12,7 +12,9 @@ from bourdon.testing import make_library
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     """Point HOME, BOURDON_HOME and BOURDON_LIBRARY away from the real home directory."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from bourdon import output
-from bourdon.library import SUFFIX, Library, Provenance
 from bourdon.model import ENTITIES, Visibility, fold, row_visibility
 from bourdon.resources import sample_library_path
 
@@ -36,18 +35,29 @@ def step(title: str) -> None:
 
 
 def tour(root: Path) -> None:
+    from bourdon.library import SUFFIX, Library, Provenance
+
     sample = sample_library_path() / "agents"
     step(f"1. A library is a git repository of manifests: {root}")
     library = Library.init(root)
     for path in sorted(sample.glob(f"*{SUFFIX}")):
-        library.import_manifest(path.read_bytes(), what=path.name,
-                                provenance=Provenance(caller="demo"))
+        library.import_manifest(
+            path.read_bytes(), what=path.name, provenance=Provenance(caller="demo")
+        )
     rows = []
     for agent_id in library.agent_ids():
         m = library.read(agent_id)
         c = m.counts()
-        rows.append([agent_id, m.agent_type, c["known_entities"], c["recent_sessions"],
-                     c["known_workstreams"], c["notes"]])
+        rows.append(
+            [
+                agent_id,
+                m.agent_type,
+                c["known_entities"],
+                c["recent_sessions"],
+                c["known_workstreams"],
+                c["notes"],
+            ]
+        )
     output.table(["AGENT", "TYPE", "ENTITIES", "SESSIONS", "WORKSTREAMS", "NOTES"], rows)
 
     step(f"2. One entity, known to several agents: {SHARED_ENTITY!r} (team view)")
@@ -62,29 +72,51 @@ def tour(root: Path) -> None:
     before = library.history(agent, limit=1)[0]
     result = library.commit(
         agent,
-        {ENTITIES: [{"name": "Tour of bourdon", "type": "decision",
-                     "summary": "Ran the demo and saw every write land as a git commit.",
-                     "tags": ["demo"], "visibility": "team"}]},
+        {
+            ENTITIES: [
+                {
+                    "name": "Tour of bourdon",
+                    "type": "decision",
+                    "summary": "Ran the demo and saw every write land as a git commit.",
+                    "tags": ["demo"],
+                    "visibility": "team",
+                }
+            ]
+        },
         provenance=Provenance(caller="demo", session="demo-session-1"),
     )
-    print(f"  +{result.stats.total_added} entity, version {output.short(result.version)}, "
-          f"digest {result.digest[7:15]}")
+    print(
+        f"  +{result.stats.total_added} entity, version {output.short(result.version)}, "
+        f"digest {result.digest[7:15]}"
+    )
 
     step(f"4. History of {agent}, newest first")
-    output.table(["VERSION", "OP", "CALLER", "DIGEST", "SUBJECT"],
-                 [[output.short(v.version_id), v.op, v.caller, v.digest8, v.subject]
-                  for v in library.history(agent)])
+    output.table(
+        ["VERSION", "OP", "CALLER", "DIGEST", "SUBJECT"],
+        [
+            [output.short(v.version_id), v.op, v.caller, v.digest8, v.subject]
+            for v in library.history(agent)
+        ],
+    )
 
     step(f"5. Rollback to {output.short(before.version_id)}: a new commit, itself undoable")
-    undone = library.rollback(agent, before.version_id, expected_digest=result.digest,
-                              provenance=Provenance(caller="demo"))
+    undone = library.rollback(
+        agent,
+        before.version_id,
+        expected_digest=result.digest,
+        provenance=Provenance(caller="demo"),
+    )
     same = library.read_bytes(agent) == library.read_bytes(agent, before.version_id)
     print(f"  restored the exact bytes of {output.short(before.version_id)}: {same}")
-    print(f"  rollback commit {output.short(undone.version)} removed "
-          f"{undone.stats.total_removed} row(s)")
+    print(
+        f"  rollback commit {output.short(undone.version)} removed "
+        f"{undone.stats.total_removed} row(s)"
+    )
     found = library.explain(agent, result.digest[7:15])
-    print(f"  explain {result.digest[7:15]}: written by {found.version.caller} "
-          f"in session {found.version.session} ({found.version.op})")
+    print(
+        f"  explain {result.digest[7:15]}: written by {found.version.caller} "
+        f"in session {found.version.session} ({found.version.op})"
+    )
     ok, _ = library.fsck()
     print(f"\nThe library is plain files in git; 'git fsck' says: {'clean' if ok else 'PROBLEM'}.")
     print("Try it on your own library: bourdon --help")

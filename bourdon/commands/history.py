@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bourdon import output
 from bourdon.cli import open_library, unified_diff
 from bourdon.commands.writing import report
 from bourdon.digest import digest
 from bourdon.errors import InputError
-from bourdon.merge import RowChanges
+
+if TYPE_CHECKING:
+    from bourdon.merge import RowChanges
 
 
 def register(sub: Any) -> None:
@@ -45,8 +47,9 @@ def register(sub: Any) -> None:
     p = sub.add_parser("rollback", help="restore an earlier version as a new commit (undoable)")
     p.add_argument("agent", metavar="AGENT")
     p.add_argument("version", metavar="VERSION")
-    p.add_argument("--expected-digest", metavar="D",
-                   help="refuse unless the current digest is still D")
+    p.add_argument(
+        "--expected-digest", metavar="D", help="refuse unless the current digest is still D"
+    )
     p.add_argument("--dry-run", action="store_true", help="show what would change; write nothing")
     add_json(p)
     p.set_defaults(func=cmd_rollback)
@@ -57,8 +60,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     raw = library.read_bytes(args.agent, args.version)
     if args.json:
         data = library.read(args.agent, args.version).data
-        output.print_json({"agent_id": args.agent, "version": args.version, "digest": digest(data),
-                           "manifest": data})
+        output.print_json(
+            {
+                "agent_id": args.agent,
+                "version": args.version,
+                "digest": digest(data),
+                "manifest": data,
+            }
+        )
     else:
         sys.stdout.buffer.write(raw)
         sys.stdout.flush()
@@ -74,8 +83,10 @@ def cmd_history(args: argparse.Namespace) -> int:
         return 0
     output.table(
         ["VERSION", "TIME", "OP", "CALLER", "DIGEST", "SUBJECT"],
-        [[output.short(v.version_id), v.time, v.op, v.caller, v.digest8, v.subject]
-         for v in versions],
+        [
+            [output.short(v.version_id), v.time, v.op, v.caller, v.digest8, v.subject]
+            for v in versions
+        ],
     )
     return 0
 
@@ -84,8 +95,14 @@ def cmd_diff(args: argparse.Namespace) -> int:
     library = open_library(args)
     changes = library.diff(args.agent, args.old, args.new)
     if args.json:
-        output.print_json({"agent_id": args.agent, "from": args.old, "to": args.new or "HEAD",
-                           **changes.to_dict()})
+        output.print_json(
+            {
+                "agent_id": args.agent,
+                "from": args.old,
+                "to": args.new or "HEAD",
+                **changes.to_dict(),
+            }
+        )
         return 0
     print_changes(changes)
     text = unified_diff(
@@ -104,10 +121,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
     found = open_library(args).explain(args.agent, args.digest)
     v = found.version
     if args.json:
-        output.print_json({"agent_id": args.agent, **v.to_dict(), "changes": found.changes.to_dict()})
+        output.print_json(
+            {"agent_id": args.agent, **v.to_dict(), "changes": found.changes.to_dict()}
+        )
         return 0
-    print(f"{v.digest8} of {args.agent} was written by {v.caller or 'an unknown caller'} "
-          f"({v.op}) at {v.time}")
+    print(
+        f"{v.digest8} of {args.agent} was written by {v.caller or 'an unknown caller'} "
+        f"({v.op}) at {v.time}"
+    )
     print(f"  version     {v.version_id}")
     print(f"  session     {v.session or '-'}")
     print(f"  transcript  {v.transcript or '-'}")
@@ -123,13 +144,19 @@ def cmd_rollback(args: argparse.Namespace) -> int:
         changes = library.diff(args.agent, library.head() or "", args.version)
         current = library.current_digest(args.agent)
         if args.json:
-            output.print_json({"agent_id": args.agent, "preview": True, "current_digest": current,
-                               **changes.to_dict()})
+            output.print_json(
+                {
+                    "agent_id": args.agent,
+                    "preview": True,
+                    "current_digest": current,
+                    **changes.to_dict(),
+                }
+            )
         else:
             print(f"Rolling {args.agent} back to {args.version[:12]} would change:")
             print_changes(changes)
-            print(f"Run again without --dry-run (add --expected-digest {current[7:15] if current else ''}"
-                  " to be safe against writes in between).")
+            guard = f" --expected-digest {current[7:15]}" if current else ""
+            print(f"To do it: bourdon rollback {args.agent} {args.version}{guard}")
         return 0
     result = library.rollback(args.agent, args.version, expected_digest=args.expected_digest)
     report(result, args.json)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bourdon import output, yamlio
 from bourdon.cli import open_library
 from bourdon.commands.writing import report
 from bourdon.errors import InputError, NotFoundError
-from bourdon.library import Library
+
+if TYPE_CHECKING:
+    from bourdon.library import Library
 
 
 def register(sub: Any) -> None:
@@ -30,8 +32,12 @@ def register(sub: Any) -> None:
     ):
         v = verbs.add_parser(name, help=text)
         v.add_argument("agent", metavar="AGENT")
-        v.add_argument("--from", dest="caller", metavar="CALLER",
-                       help="whose staged write, when several callers staged this agent")
+        v.add_argument(
+            "--from",
+            dest="caller",
+            metavar="CALLER",
+            help="whose staged write, when several callers staged this agent",
+        )
         add_json(v)
         v.set_defaults(func=func)
 
@@ -44,8 +50,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     if not staged:
         print("Nothing is waiting in staging.")
         return 0
-    output.table(["AGENT", "FROM", "ROWS", "STAGED AT", "DIGEST"],
-                 [[s.agent_id, s.caller, s.rows, s.staged_at, s.digest[7:15]] for s in staged])
+    output.table(
+        ["AGENT", "FROM", "ROWS", "STAGED AT", "DIGEST"],
+        [[s.agent_id, s.caller, s.rows, s.staged_at, s.digest[7:15]] for s in staged],
+    )
     return 0
 
 
@@ -53,12 +61,16 @@ def _caller(library: Library, agent: str, caller: str | None) -> str:
     callers = [s.caller for s in library.staged() if s.agent_id == agent]
     if caller:
         if caller not in callers:
-            raise NotFoundError(f"{caller!r} has no staged write for {agent!r}; see 'bourdon staging list'")
+            raise NotFoundError(
+                f"{caller!r} has no staged write for {agent!r}; see 'bourdon staging list'"
+            )
         return caller
     if not callers:
         raise NotFoundError(f"nothing is staged for {agent!r}; see 'bourdon staging list'")
     if len(callers) > 1:
-        raise InputError(f"several callers staged {agent!r} ({', '.join(callers)}); pick one with --from")
+        raise InputError(
+            f"several callers staged {agent!r} ({', '.join(callers)}); pick one with --from"
+        )
     return callers[0]
 
 
@@ -85,8 +97,10 @@ def cmd_reject(args: argparse.Namespace) -> int:
     caller = _caller(library, args.agent, args.caller)
     version = library.reject(caller, args.agent)
     if args.json:
-        output.print_json({"agent_id": args.agent, "caller": caller, "rejected": True,
-                           "version_id": version})
+        output.print_json(
+            {"agent_id": args.agent, "caller": caller, "rejected": True, "version_id": version}
+        )
     else:
-        print(f"Rejected the staged write of {caller} for {args.agent} (version {output.short(version)})")
+        short = output.short(version)
+        print(f"Rejected the staged write of {caller} for {args.agent} (version {short})")
     return 0

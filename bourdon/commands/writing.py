@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bourdon import output, yamlio
 from bourdon.cli import library_path, open_library, read_input
 from bourdon.errors import BourdonError, InputError
-from bourdon.library import AGENTS, STAGING, SUFFIX, Library, WriteResult
+
+if TYPE_CHECKING:
+    from bourdon.library import WriteResult
 
 
 def register(sub: Any) -> None:
@@ -27,16 +31,26 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("commit", help="merge or replace rows into an agent's manifest")
     p.add_argument("agent", metavar="AGENT")
-    p.add_argument("--file", "-f", required=True, metavar="F",
-                   help="YAML in the manifest's shape with the rows to commit ('-': stdin)")
+    p.add_argument(
+        "--file",
+        "-f",
+        required=True,
+        metavar="F",
+        help="YAML in the manifest's shape with the rows to commit ('-': stdin)",
+    )
     p.add_argument("--mode", choices=("merge", "replace"), default="merge")
-    p.add_argument("--expected-digest", metavar="D",
-                   help="refuse the write unless the manifest's digest is still D")
+    p.add_argument(
+        "--expected-digest",
+        metavar="D",
+        help="refuse the write unless the manifest's digest is still D",
+    )
     add_json(p)
     p.set_defaults(func=cmd_commit)
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from bourdon.library import AGENTS, Library
+
     root = Path(args.path).expanduser() if args.path else library_path(args)
     existed = (root / ".git").exists() and (root / AGENTS).is_dir()
     library = Library.init(root)
@@ -51,10 +65,13 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from bourdon.library import AGENTS, STAGING, SUFFIX
     from bourdon.schema import load_manifest
 
     if args.files:
-        targets = [(name, lambda n=name: read_input(n)) for name in args.files]
+        targets: list[tuple[str, Callable[[], bytes]]] = [
+            (name, functools.partial(read_input, name)) for name in args.files
+        ]
     else:
         root = library_path(args)
         if not (root / AGENTS).is_dir():
@@ -63,7 +80,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             (root / STAGING).glob(f"*/*{SUFFIX}")
         )
         targets = [(str(p.relative_to(root)), p.read_bytes) for p in paths]
-    results = []
+    results: list[dict[str, Any]] = []
     for name, read in targets:
         try:
             load_manifest(read(), what=name)
@@ -124,10 +141,17 @@ def report(result: WriteResult, as_json: bool) -> None:
         output.print_json(write_summary(result))
         return
     if result.no_op:
-        print(f"No change: {result.agent_id} already holds these rows (digest {result.digest[7:15]})")
+        print(
+            f"No change: {result.agent_id} already holds these rows (digest {result.digest[7:15]})"
+        )
         return
-    verb = {"merge": "Merged into", "replace": "Replaced", "rollback": "Rolled back",
-            "promote": "Promoted into", "stage": "Staged for"}.get(result.op, result.op)
+    verb = {
+        "merge": "Merged into",
+        "replace": "Replaced",
+        "rollback": "Rolled back",
+        "promote": "Promoted into",
+        "stage": "Staged for",
+    }.get(result.op, result.op)
     s = result.stats
     print(
         f"{verb} {result.agent_id}: +{s.total_added} added, ~{s.total_updated} updated, "
