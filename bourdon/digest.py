@@ -19,17 +19,46 @@ PREFIX: Final = "sha256:"
 _DIGEST = re.compile(r"(?:sha256:)?([0-9a-f]{8,64})")
 
 
-def canonical_json(data: Mapping[str, Any]) -> bytes:
-    """The bytes the digest is taken over."""
-    body = {key: value for key, value in data.items() if key != "last_updated"}
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
-        "utf-8", "surrogatepass"
-    )
+RowCache = dict[int, tuple[Any, str]]
 
 
-def digest(data: Mapping[str, Any]) -> str:
+def _encode(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def canonical_json(data: Mapping[str, Any], cache: RowCache | None = None) -> bytes:
+    """The bytes the digest is taken over.
+
+    The same bytes as ``json.dumps(data without last_updated, sort_keys=True,
+    separators=(",", ":"), ensure_ascii=False)``. With ``cache``, the JSON of each row of a
+    top-level list is remembered by the row's identity, as ``yamlio.dump`` does for YAML.
+    """
+    parts = []
+    for key in sorted(data):
+        if key == "last_updated":
+            continue
+        value = data[key]
+        if cache is not None and isinstance(value, list):
+            encoded = "[" + ",".join(_row_json(row, cache) for row in value) + "]"
+        else:
+            encoded = _encode(value)
+        parts.append(f"{_encode(key)}:{encoded}")
+    return ("{" + ",".join(parts) + "}").encode("utf-8", "surrogatepass")
+
+
+def _row_json(row: Any, cache: RowCache) -> str:
+    hit = cache.get(id(row))
+    if hit is not None and hit[0] is row:
+        return hit[1]
+    text = _encode(row)
+    if isinstance(row, dict):
+        cache[id(row)] = (row, text)
+    return text
+
+
+def digest(data: Mapping[str, Any], cache: RowCache | None = None) -> str:
     """``sha256:<64 hex>`` of the manifest's content."""
-    return PREFIX + hashlib.sha256(canonical_json(data)).hexdigest()
+    return PREFIX + hashlib.sha256(canonical_json(data, cache)).hexdigest()
 
 
 def digest8(full: str) -> str:

@@ -102,7 +102,8 @@ class GitRepo:
                 f"{root}: HEAD is detached; run 'git -C {root} checkout main' and try again"
             )
         self.branch = ref
-        self._zero = "0" * (64 if self.object_format == "sha256" else 40)
+        self._oid_bytes = 32 if self.object_format == "sha256" else 20
+        self._zero = "0" * (2 * self._oid_bytes)
         self._lock = threading.Lock()
         self._batch: subprocess.Popen[bytes] | None = None
 
@@ -163,9 +164,17 @@ class GitRepo:
         return found[2] if found and found[1] == "blob" else None
 
     def object_id(self, commit: str, path: str) -> str | None:
-        """The blob id of ``path`` at ``commit`` (cheap: used as a cache key)."""
-        found = self.read(f"{commit}:{path}")
-        return found[0] if found else None
+        """The id of the file at ``path`` in ``commit``, read from its folder's tree.
+
+        Cheap next to reading the file: the folder's tree is a few hundred bytes, the file may
+        be hundreds of kilobytes, and the id is all a cache lookup needs.
+        """
+        folder, _, name = path.rpartition("/")
+        found = self.read(f"{commit}:{folder}" if folder else f"{commit}^{{tree}}")
+        if not found or found[1] != "tree":
+            return None
+        entry = _parse_tree(found[2], self._oid_bytes).get(name.encode("utf-8"))
+        return entry[1] if entry and entry[0] != _DIR_MODE else None
 
     def tree_entries(self, tree: str | None) -> dict[bytes, tuple[bytes, str]]:
         """``name -> (mode, object id)`` of a tree; empty for ``None``."""
@@ -174,7 +183,7 @@ class GitRepo:
         found = self.read(tree)
         if not found or found[1] != "tree":
             raise NotFoundError(f"no tree {tree}")
-        return _parse_tree(found[2], 32 if self.object_format == "sha256" else 20)
+        return _parse_tree(found[2], self._oid_bytes)
 
     def list_files(self, commit: str, directory: str) -> list[str]:
         """Paths of the files below ``directory`` at ``commit``, sorted."""

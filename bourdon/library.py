@@ -27,6 +27,7 @@ import re
 import socket
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ from typing import Any, Final
 import filelock
 
 from bourdon import schema, yamlio
-from bourdon.digest import digest, digest8, parse_digest
+from bourdon.digest import RowCache, digest, digest8, parse_digest
 from bourdon.errors import (
     BusyError,
     ConflictError,
@@ -161,7 +162,16 @@ class Library:
         self._local = root / LOCAL
         self._lock = filelock.FileLock(str(self._local / "write.lock"), thread_local=False)
         self._thread_lock = threading.RLock()
-        self._parsed: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        # Parsed manifests by blob id, with their digests: a write reads the current manifest,
+        # and re-parsing 1,000 rows of YAML each time would cost more than the write.
+        self._parsed: OrderedDict[str, tuple[dict[str, Any], str]] = OrderedDict()
+        self._row_text: yamlio.RowCache = {}
+        self._row_json: RowCache = {}
+        # git's own index only serves people who run 'git status' in the library. Refreshing
+        # it costs a git process, so it happens once when this object is closed or collected
+        # (or the process exits), not after every write.
+        self._index = _IndexRefresh(repo)
+        weakref.finalize(self, self._index.run)
 
     # -- opening -------------------------------------------------------------------------
 
@@ -212,6 +222,7 @@ class Library:
         return library
 
     def close(self) -> None:
+        self._index.run()
         self.repo.close()
 
     def __enter__(self) -> Library:
@@ -567,9 +578,9 @@ class Library:
             head = self.head()
             self._adopt_hand_edit(path, head, who)
             head = self.head()
-            found = self._blob(path, head) if head else None
-            current = self._parse(found[0], found[1], path) if found else None
-            before = digest(current) if current is not None else None
+            found = self._manifest_at(path, head)
+            current = found[1] if found else None
+            before = self._parsed[found[0]][1] if found else None
             if expected is not None and (
                 before is None or not before.removeprefix("sha256:").startswith(expected)
             ):
@@ -579,7 +590,10 @@ class Library:
                     current_digest=before,
                 )
             data, stats = compute(current)
-            after = digest(data)
+            if len(self._row_text) > 200_000:
+                self._row_text.clear()
+                self._row_json.clear()
+            after = digest(data, self._row_json)
             if current is not None and after == before and not force:
                 return WriteResult(
                     agent_id,
@@ -595,7 +609,7 @@ class Library:
             if raw is None:
                 data = {**data, "last_updated": _now()}
                 schema.validate(data, trusted=current)
-                raw = yamlio.dump(data)
+                raw = yamlio.dump(data, cache=self._row_text)
             changes = {path: raw, **(also or {})}
             message = _message(op, agent_id, _summary(op, agent_id, stats), who, after, extra)
             self._intent(changes, head)
@@ -606,7 +620,7 @@ class Library:
                 else:
                     _atomic_write(self.root / name, content)
             commit = self._commit(changes, message, head, who)
-            self._remember(self.repo.blob_id(raw), data)
+            self._remember(self.repo.blob_id(raw), data, after)
             return WriteResult(
                 agent_id,
                 op,
@@ -631,8 +645,7 @@ class Library:
             committer=_identity("bourdon"),
         )
         (self._local / "intent.json").unlink()
-        with contextlib.suppress(Exception):  # a stale git index only affects 'git status'
-            self.repo.sync_index()
+        self._index.stale = True
         return commit
 
     def _intent(self, changes: Mapping[str, bytes | None], head: str | None) -> None:
@@ -645,8 +658,7 @@ class Library:
         if head is None or not target.exists():
             return
         on_disk = target.read_bytes()
-        committed = self._blob(path, head)
-        if committed is not None and committed[1] == on_disk:
+        if self.repo.object_id(head, path) == self.repo.blob_id(on_disk):
             return
         try:
             data = self._parse(self.repo.blob_id(on_disk), on_disk, path)
@@ -665,6 +677,20 @@ class Library:
         self._intent({path: on_disk}, head)
         self._commit({path: on_disk}, message, head, who)
 
+    def _manifest_at(self, path: str, commit: str | None) -> tuple[str, dict[str, Any]] | None:
+        """(blob id, parsed manifest) of ``path`` at ``commit``; reads the blob only if new."""
+        if commit is None:
+            return None
+        blob_id = self.repo.object_id(commit, path)
+        if blob_id is None:
+            return None
+        cached = self._parsed.get(blob_id)
+        if cached is not None:
+            self._parsed.move_to_end(blob_id)
+            return blob_id, cached[0]
+        found = self._blob(path, commit)
+        return (found[0], self._parse(found[0], found[1], path)) if found else None
+
     def _blob(self, path: str, commit: str | None) -> tuple[str, bytes] | None:
         if commit is None:
             return None
@@ -678,26 +704,26 @@ class Library:
         cached = self._parsed.get(blob_id)
         if cached is not None:
             self._parsed.move_to_end(blob_id)
-            return cached
+            return cached[0]
         data = _load_cache(self._local, blob_id)
         if data is None:
             data = dict(schema.load_manifest(raw, what=path).data)
             _save_cache(self._local, blob_id, data)
-        self._remember(blob_id, data)
+        self._remember(blob_id, data, digest(data, self._row_json))
         return data
 
-    def _remember(self, blob_id: str, data: dict[str, Any]) -> None:
-        self._parsed[blob_id] = data
+    def _remember(self, blob_id: str, data: dict[str, Any], data_digest: str) -> None:
+        self._parsed[blob_id] = (data, data_digest)
         self._parsed.move_to_end(blob_id)
         while len(self._parsed) > _CACHE_SIZE:
             self._parsed.popitem(last=False)
 
     def _read_data(self, path: str, version: str | None, what: str) -> dict[str, Any]:
         commit = self._resolve(version) if version else self.head()
-        found = self._blob(path, commit)
+        found = self._manifest_at(path, commit)
         if found is None:
             raise self._missing(what, version)
-        return self._parse(found[0], found[1], path)
+        return found[1]
 
     def _parent_data(self, path: str, commit: str) -> dict[str, Any] | None:
         found = self._blob(path, f"{commit}~1") if self.repo.read(f"{commit}~1") else None
@@ -738,6 +764,21 @@ class Library:
             stager=trailers.get("Stager"),
             restores=trailers.get("Restores"),
         )
+
+
+class _IndexRefresh:
+    """Brings git's index in line with HEAD once, when writes have left it behind."""
+
+    def __init__(self, repo: GitRepo) -> None:
+        self.repo = repo
+        self.stale = False
+
+    def run(self) -> None:
+        if self.stale:
+            self.stale = False
+            with contextlib.suppress(Exception):  # only 'git status' would notice
+                self.repo.sync_index()
+        self.repo.close()
 
 
 # -- helpers -----------------------------------------------------------------------------

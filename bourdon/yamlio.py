@@ -225,54 +225,83 @@ _BLOCK_UNSAFE = re.compile(
 )
 
 
-def dump(value: Mapping[str, Any]) -> bytes:
+RowCache = dict[int, tuple[Any, list[str]]]
+
+
+def dump(value: Mapping[str, Any], *, cache: RowCache | None = None) -> bytes:
     """Write a mapping as stable, readable YAML (UTF-8, LF line ends, final newline).
+
+    ``cache`` (any dict the caller keeps) remembers the text of each row of a list by the row's
+    identity, so writing a 1,000-row manifest again after a small change only formats what
+    changed. Rows must then be treated as immutable, as ``merge`` does.
 
     >>> dump({"name": "bourdon", "tags": ["git", "memory"]}).decode()
     'name: bourdon\\ntags:\\n  - git\\n  - memory\\n'
     """
-    lines: list[str] = []
-    _emit_mapping(value, 0, lines)
-    return ("\n".join(lines) + "\n").encode("utf-8")
+    emitter = _Emitter(cache)
+    emitter.mapping(value, 0)
+    return ("\n".join(emitter.lines) + "\n").encode("utf-8")
 
 
 def _ordered(mapping: Mapping[str, Any]) -> list[str]:
     return sorted(mapping, key=lambda k: (_RANK.get(k, len(_RANK)), k))
 
 
-def _emit_mapping(
-    mapping: Mapping[str, Any], indent: int, lines: list[str], first: str | None = None
-) -> None:
-    pad = " " * indent
-    for i, key in enumerate(_ordered(mapping)):
-        head = (first if i == 0 and first is not None else pad) + _scalar(key, indent) + ":"
-        _emit_value(mapping[key], indent, head, lines)
+class _Emitter:
+    def __init__(self, cache: RowCache | None) -> None:
+        self.lines: list[str] = []
+        self.cache = cache
 
+    def mapping(self, mapping: Mapping[str, Any], indent: int, first: str | None = None) -> None:
+        pad = " " * indent
+        for i, key in enumerate(_ordered(mapping)):
+            head = (first if i == 0 and first is not None else pad) + _scalar(key, indent) + ":"
+            self.value(mapping[key], indent, head)
 
-def _emit_value(value: Any, indent: int, head: str, lines: list[str]) -> None:
-    if isinstance(value, Mapping) and value:
-        lines.append(head)
-        _emit_mapping(value, indent + 2, lines)
-    elif isinstance(value, list) and value:
-        lines.append(head)
-        _emit_sequence(value, indent + 2, lines)
-    else:
-        lines.append(f"{head} {_scalar(value, indent + 2)}")
-
-
-def _emit_sequence(items: list[Any], indent: int, lines: list[str]) -> None:
-    pad = " " * indent
-    for item in items:
-        if isinstance(item, Mapping) and item:
-            _emit_mapping(item, indent + 2, lines, first=pad + "- ")
-        elif isinstance(item, list) and item:
-            lines.append(pad + "-")
-            _emit_sequence(item, indent + 2, lines)
+    def value(self, value: Any, indent: int, head: str) -> None:
+        if isinstance(value, str):
+            self.lines.append(f"{head} {_scalar(value, indent + 2)}")
+        elif isinstance(value, (dict, Mapping)) and value:
+            self.lines.append(head)
+            self.mapping(value, indent + 2)
+        elif isinstance(value, list) and value:
+            self.lines.append(head)
+            self.sequence(value, indent + 2)
         else:
-            lines.append(f"{pad}- {_scalar(item, indent + 2)}")
+            self.lines.append(f"{head} {_scalar(value, indent + 2)}")
+
+    def sequence(self, items: list[Any], indent: int) -> None:
+        pad = " " * indent
+        for item in items:
+            if isinstance(item, str):
+                self.lines.append(f"{pad}- {_scalar(item, indent + 2)}")
+            elif isinstance(item, (dict, Mapping)) and item:
+                self.row(item, indent, pad)
+            elif isinstance(item, list) and item:
+                self.lines.append(pad + "-")
+                self.sequence(item, indent + 2)
+            else:
+                self.lines.append(f"{pad}- {_scalar(item, indent + 2)}")
+
+    def row(self, item: Mapping[str, Any], indent: int, pad: str) -> None:
+        cache = self.cache
+        if cache is None:
+            self.mapping(item, indent + 2, first=pad + "- ")
+            return
+        hit = cache.get(id(item))
+        if hit is not None and hit[0] is item and hit[1][0].startswith(pad + "- "):
+            self.lines.extend(hit[1])
+            return
+        start = len(self.lines)
+        self.mapping(item, indent + 2, first=pad + "- ")
+        cache[id(item)] = (item, self.lines[start:])
 
 
 def _scalar(value: Any, indent: int) -> str:
+    if isinstance(value, str):
+        if _is_plain(value):
+            return value
+        return _quoted(value, indent)
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -283,9 +312,10 @@ def _scalar(value: Any, indent: int) -> str:
         return "{}"
     if isinstance(value, list):
         return "[]"
-    text = str(value)
-    if _is_plain(text):
-        return text
+    return _quoted(str(value), indent)
+
+
+def _quoted(text: str, indent: int) -> str:
     if "\n" in text and _is_block(text):
         return _literal(text, indent)
     return _NEEDS_ESCAPE.sub(

@@ -109,6 +109,7 @@ def test_an_invalid_result_is_refused_and_nothing_is_written(library: Library) -
     with pytest.raises(SchemaError, match="/known_entities/1/summary"):
         library.commit("codex", {"known_entities": [{"name": "b", "summary": "x" * 2001}]})
     assert library.head() == head
+    library.close()
     assert git(library.root, "status", "--porcelain") == ""
 
 
@@ -259,9 +260,10 @@ def test_manifests_on_disk_are_stable_yaml(library: Library) -> None:
     assert digest(yamlio.load(raw)) == library.current_digest("codex")
 
 
-def test_git_status_in_the_library_reads_clean_after_writes(library: Library) -> None:
+def test_git_status_in_the_library_reads_clean_once_the_writer_is_done(library: Library) -> None:
     library.commit("codex", {**NEW, "known_entities": [{"name": "a"}]})
     library.stage("guest", "codex", {"known_entities": [{"name": "b"}]}, Provenance(caller="guest"))
+    library.close()
     assert git(library.root, "status", "--porcelain") == ""
     ok, said = library.fsck()
     assert ok, said

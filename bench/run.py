@@ -1,0 +1,24 @@
+"""``make bench``: run every benchmark and write bench/results/*.json."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_library
+
+
+def main() -> int:
+    docs = []
+    for module in (bench_library,):
+        print(f"== {module.__name__}")
+        docs.append(module.main())
+    missed = [d["benchmark"] for d in docs if not d["ok"]]
+    print("all targets met" if not missed else f"targets missed in: {', '.join(missed)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
