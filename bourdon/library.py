@@ -48,13 +48,22 @@ from bourdon.errors import (
     NotFoundError,
 )
 from bourdon.gitrepo import GitRepo, LogEntry
+from bourdon.manifestcache import ManifestCache
 from bourdon.merge import MergeStats, RowChanges, compare, merge
-from bourdon.model import AGENT_TYPES, ROW_SECTIONS, Manifest, check_agent_id
+from bourdon.model import (
+    AGENT_TYPES,
+    AGENTS_DIR,
+    LOCAL_DIR,
+    ROW_SECTIONS,
+    STAGING_DIR,
+    SUFFIX,
+    Manifest,
+    check_agent_id,
+)
 
-AGENTS: Final = "agents"
-STAGING: Final = "staging"
-LOCAL: Final = ".bourdon"
-SUFFIX: Final = ".l5.yaml"
+AGENTS: Final = AGENTS_DIR
+STAGING: Final = STAGING_DIR
+LOCAL: Final = LOCAL_DIR
 OPERATOR: Final = "operator"
 
 TRAILERS: Final = ("Op", "Agent", "Caller", "Session", "Transcript", "Digest", "Stager", "Restores")
@@ -167,6 +176,7 @@ class Library:
         self._parsed: OrderedDict[str, tuple[dict[str, Any], str]] = OrderedDict()
         self._row_text: yamlio.RowCache = {}
         self._row_json: RowCache = {}
+        self._disk_cache = ManifestCache(self._local / "cache")
         # git's own index only serves people who run 'git status' in the library. Refreshing
         # it costs a git process, so it happens once when this object is closed or collected
         # (or the process exits), not after every write.
@@ -705,10 +715,7 @@ class Library:
         if cached is not None:
             self._parsed.move_to_end(blob_id)
             return cached[0]
-        data = _load_cache(self._local, blob_id)
-        if data is None:
-            data = dict(schema.load_manifest(raw, what=path).data)
-            _save_cache(self._local, blob_id, data)
+        data = self._disk_cache.load(raw, what=path)
         self._remember(blob_id, data, digest(data, self._row_json))
         return data
 
@@ -906,22 +913,3 @@ def _read_pid(path: Path) -> str:
         return f" (pid {int(path.read_text(encoding='ascii'))})"
     except (OSError, ValueError):
         return ""
-
-
-def _load_cache(local: Path, blob_id: str) -> dict[str, Any] | None:
-    try:
-        with open(local / "cache" / f"{blob_id}.json", encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _save_cache(local: Path, blob_id: str, data: Mapping[str, Any]) -> None:
-    """Keep the parsed form of a validated blob: JSON loads ten times faster than YAML."""
-    with contextlib.suppress(OSError):
-        folder = local / "cache"
-        folder.mkdir(exist_ok=True)
-        tmp = folder / f".{blob_id}.{os.getpid()}.{threading.get_ident()}.tmp"
-        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, folder / f"{blob_id}.json")

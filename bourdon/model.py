@@ -21,6 +21,12 @@ from bourdon.errors import InputError
 
 SPEC_VERSION: Final = "0.1"
 
+# Where things live in a library (DESIGN section 4).
+AGENTS_DIR: Final = "agents"
+STAGING_DIR: Final = "staging"
+LOCAL_DIR: Final = ".bourdon"
+SUFFIX: Final = ".l5.yaml"
+
 ENTITIES: Final = "known_entities"
 SESSIONS: Final = "recent_sessions"
 WORKSTREAMS: Final = "known_workstreams"

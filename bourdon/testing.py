@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bourdon.library import SUFFIX, Library, Provenance
+from bourdon.library import Library, Provenance
+from bourdon.model import SUFFIX
 from bourdon.resources import sample_library_path
 
 
@@ -34,34 +35,10 @@ def manifest(agent_id: str, agent_type: str = "code-assistant", **sections: Any)
     }
 
 
-_WORDS = [
-    "atlas",
-    "harbor",
-    "falcon",
-    "ledger",
-    "orbit",
-    "quartz",
-    "signal",
-    "tundra",
-    "velvet",
-    "willow",
-    "amber",
-    "cobalt",
-    "ember",
-    "garnet",
-    "juniper",
-    "lumen",
-    "meadow",
-    "nimbus",
-    "onyx",
-    "prism",
-    "raven",
-    "sierra",
-    "topaz",
-    "umber",
-    "vector",
-    "zephyr",
-]
+_WORDS = (
+    "atlas harbor falcon ledger orbit quartz signal tundra velvet willow amber cobalt ember "
+    "garnet juniper lumen meadow nimbus onyx prism raven sierra topaz umber vector zephyr"
+).split()
 _TYPES = ("project", "library", "person", "file", "decision")
 
 

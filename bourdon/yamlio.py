@@ -175,50 +175,18 @@ class _Builder:
 # Writing
 
 # Readable order: identity first, then descriptions, dates, relations, visibility, provenance.
-_FIRST: Final = [
-    "spec_version",
-    "agent",
-    "last_updated",
-    "capabilities",
-    "visibility_policy",
-    "id",
-    "kind",
-    "name",
-    "date",
-    "session_id",
-    "type",
-    "status",
-    "text",
-    "instance",
-    "role_narrative",
-    "aliases",
-    "summary",
-    "cwd",
-    "project_focus",
-    "key_actions",
-    "files_touched",
-    "started",
-    "last_touched",
-    "valid_from",
-    "valid_to",
-    "related_entities",
-    "default",
-    "private_tags",
-    "team_tags",
-    "tags",
-    "visibility",
-    "machine",
-    "source",
-    "known_entities",
-    "recent_sessions",
-    "known_workstreams",
-    "notes",
-]
+_FIRST: Final = (
+    "spec_version agent last_updated capabilities visibility_policy id kind name date "
+    "session_id type status text instance role_narrative aliases summary cwd project_focus "
+    "key_actions files_touched started last_touched valid_from valid_to related_entities "
+    "default private_tags team_tags tags visibility machine source known_entities "
+    "recent_sessions known_workstreams notes"
+).split()
 _RANK: Final = {key: i for i, key in enumerate(_FIRST)}
 
 _PLAIN = re.compile(r"[^\W\d][^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff:#]*", re.UNICODE)
 # Words that YAML 1.1 readers turn into booleans or null; they must stay quoted.
-_KEYWORDS: Final = frozenset(["y", "yes", "n", "no", "true", "false", "on", "off", "null"])
+_KEYWORDS: Final = frozenset("y yes n no true false on off null".split())
 _NEEDS_ESCAPE = re.compile(r"[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 _BLOCK_UNSAFE = re.compile(
     r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"

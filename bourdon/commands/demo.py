@@ -35,7 +35,8 @@ def step(title: str) -> None:
 
 
 def tour(root: Path) -> None:
-    from bourdon.library import SUFFIX, Library, Provenance
+    from bourdon.library import Library, Provenance
+    from bourdon.model import SUFFIX
 
     sample = sample_library_path() / "agents"
     step(f"1. A library is a git repository of manifests: {root}")

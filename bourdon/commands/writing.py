@@ -65,7 +65,9 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from bourdon.library import AGENTS, STAGING, SUFFIX
+    from bourdon.model import AGENTS_DIR as AGENTS
+    from bourdon.model import STAGING_DIR as STAGING
+    from bourdon.model import SUFFIX
     from bourdon.schema import load_manifest
 
     if args.files:

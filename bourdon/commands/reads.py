@@ -1,0 +1,193 @@
+"""``bourdon agents``, ``find``, ``recent`` and ``summary``: the read tools, for people.
+
+They answer from the same functions as the MCP server (``bourdon.reads``), in-process. People
+reading their own library see team rows by default; ``--private`` adds private rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from bourdon import output
+from bourdon.cli import library_path
+
+if TYPE_CHECKING:
+    from bourdon.index import Index
+
+
+def register(sub: Any) -> None:
+    from bourdon.commands import add_json
+
+    def access(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--access-level",
+            choices=("public", "team", "private"),
+            default="team",
+            help="the widest visibility to show (default: team)",
+        )
+        p.add_argument(
+            "--private",
+            action="store_true",
+            help="show private rows too (same as --access-level private)",
+        )
+
+    p = sub.add_parser("agents", help="the agents in the library, with what each knows")
+    access(p)
+    add_json(p)
+    p.set_defaults(func=cmd_agents)
+
+    p = sub.add_parser("find", help="what every agent knows about a name (typos forgiven)")
+    p.add_argument("name", metavar="NAME")
+    access(p)
+    add_json(p)
+    p.set_defaults(func=cmd_find)
+
+    p = sub.add_parser("recent", help="recent sessions across agents, newest first")
+    p.add_argument("--since", metavar="DATE", help="ISO date (default: the last 14 days)")
+    p.add_argument("--agent", metavar="AGENT", help="only this agent's sessions")
+    p.add_argument("--limit", type=int, default=20, metavar="N", help="page size (max 100)")
+    p.add_argument("--cursor", metavar="C", help="next_cursor of a previous page")
+    access(p)
+    add_json(p)
+    p.set_defaults(func=cmd_recent)
+
+    p = sub.add_parser("summary", help="everything the agents know about one project")
+    p.add_argument("project", metavar="PROJECT")
+    p.add_argument("--limit", type=int, default=20, metavar="N", help="sessions to show (max 100)")
+    access(p)
+    add_json(p)
+    p.set_defaults(func=cmd_summary)
+
+
+def load_index(args: argparse.Namespace) -> Index:
+    from bourdon.index import Index
+    from bourdon.library import Library
+
+    root = library_path(args)
+    Library.open(root).close()  # says clearly when this is not a library, and reconciles
+    index = Index(root.absolute())
+    index.refresh()
+    return index
+
+
+def levels(args: argparse.Namespace) -> tuple[str, bool]:
+    if args.private:
+        return "private", True
+    return args.access_level, args.access_level == "private"
+
+
+def warn(answer: dict[str, Any]) -> None:
+    for warning in answer.get("meta", {}).get("warnings", []):
+        output.error(f"warning: {warning}")
+
+
+def cmd_agents(args: argparse.Namespace) -> int:
+    from bourdon import reads
+    from bourdon.visibility import resolve
+
+    index = load_index(args)
+    details = reads.agent_details(index, resolve(*levels(args)))
+    if args.json:
+        output.print_json({"agents": details, "problems": sorted(index.problems.values())})
+        return 0
+    output.table(
+        ["AGENT", "TYPE", "ENTITIES", "SESSIONS", "WORKSTREAMS", "NOTES", "LAST SESSION"],
+        [
+            [
+                d["id"],
+                d["type"],
+                d["entities"],
+                d["sessions"],
+                d["workstreams"],
+                d["notes"],
+                d["freshest_session"],
+            ]
+            for d in details
+        ],
+    )
+    for problem in sorted(index.problems.values()):
+        output.error(f"warning: {problem}")
+    return 0
+
+
+def cmd_find(args: argparse.Namespace) -> int:
+    from bourdon import reads
+
+    answer = reads.find_entity(load_index(args), args.name, *levels(args))
+    if args.json:
+        output.print_json(answer)
+        return 0
+    warn(answer)
+    if not answer["matches"]:
+        print(f"No agent knows {args.name!r}.")
+        return 0
+    for match in answer["matches"]:
+        kinds = "" if match["match"] == "exact" else f"  ({match['match']}, score {match['score']})"
+        types = f" [{', '.join(match['types'])}]" if match["types"] else ""
+        print(f"{match['name']}{types}{kinds}")
+        for agent in match["agents"]:
+            print(f"  {agent:<20} {match['summaries'].get(agent, '')}")
+    return 0
+
+
+def cmd_recent(args: argparse.Namespace) -> int:
+    from bourdon import reads
+
+    answer = reads.list_recent_work(
+        load_index(args), args.since, args.agent, *levels(args), args.limit, args.cursor
+    )
+    if args.json:
+        output.print_json(answer)
+        return 0
+    warn(answer)
+    if not answer["sessions"]:
+        print(f"No sessions since {answer['meta']['since_applied']}.")
+        return 0
+    output.table(
+        ["DATE", "AGENT", "PROJECT", "WHAT"],
+        [
+            [
+                s["date"],
+                s["agent"],
+                ", ".join(s["project_focus"]),
+                "; ".join(s.get("key_actions", [])),
+            ]
+            for s in answer["sessions"]
+        ],
+    )
+    if answer["has_more"]:
+        print(f"\nMore: bourdon recent --cursor {answer['next_cursor']}")
+    return 0
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    from bourdon import reads
+
+    answer = reads.get_cross_agent_summary(
+        load_index(args), args.project, *levels(args), args.limit
+    )
+    if args.json:
+        output.print_json(answer)
+        return 0
+    warn(answer)
+    print(f"{answer['project']}: known to {', '.join(answer['agents']) or 'no agent'}")
+    for entity in answer["entities"]:
+        for agent, text in entity["summaries"].items():
+            print(f"  {agent:<20} {text}")
+    if answer["recent_sessions"]:
+        print("\nSessions")
+        output.table(
+            ["DATE", "AGENT", "WHAT"],
+            [
+                [s["date"], s["agent"], "; ".join(s["key_actions"])]
+                for s in answer["recent_sessions"]
+            ],
+        )
+    if answer["workstreams"]:
+        print("\nWorkstreams")
+        output.table(
+            ["NAME", "STATUS", "AGENTS"],
+            [[w["name"], w["status"], ", ".join(w["agents"])] for w in answer["workstreams"]],
+        )
+    return 0

@@ -1,0 +1,73 @@
+"""``bourdon serve``: the MCP server over stdio (default) or streamable HTTP."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any
+
+from bourdon.cli import library_path
+from bourdon.errors import InputError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("serve", help="run the MCP server (stdio, or streamable HTTP)")
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=7500, help="HTTP port (default 7500)")
+    p.add_argument(
+        "--no-watch",
+        action="store_true",
+        help="do not watch agents/ for edits (commits are still seen on each call)",
+    )
+    p.set_defaults(func=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import anyio
+
+    from bourdon.library import Library
+    from bourdon.server import create_server
+
+    if not 0 < args.port < 65536:
+        raise InputError(f"--port must be from 1 to 65535, got {args.port}")
+    root = library_path(args).absolute()
+    Library.open(root).close()
+    # Logs go to stderr: under stdio, stdout carries the protocol and nothing else.
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="bourdon: %(levelname)s %(message)s"
+    )
+    server = create_server(root, watch=not args.no_watch)
+    state = server_state(server)
+    skipped = f", {state[1]} skipped (see warnings)" if state[1] else ""
+    if args.transport == "stdio":
+        client = {"command": "bourdon", "args": ["--library", str(root), "serve"]}
+        say(
+            f"serving {root} ({state[0]} agents{skipped}) over stdio; "
+            f"MCP client config: {json.dumps(client)}"
+        )
+        anyio.run(server.run_stdio_async)
+        return 0
+    import uvicorn
+
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp", json_response=True, stateless_http=True, host=args.host
+    )
+    say(f"serving {root} ({state[0]} agents{skipped}) at http://{args.host}:{args.port}/mcp")
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="on")
+    uvicorn.Server(config).run()
+    return 0
+
+
+def server_state(server: Any) -> tuple[int, int]:
+    index = getattr(server, "bourdon_index", None)
+    if index is None:
+        return (0, 0)
+    return (len(index.agents), len(index.problems))
+
+
+def say(text: str) -> None:
+    sys.stderr.write(f"bourdon: {text}\n")
+    sys.stderr.flush()

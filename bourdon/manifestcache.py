@@ -1,0 +1,56 @@
+"""Parsed manifests kept on disk by content, so nothing parses the same YAML twice.
+
+Parsing and validating a 1,000-entity manifest takes tenths of a second; loading its parsed
+form as JSON takes a few milliseconds. Entries live in ``<library>/.bourdon/cache/<id>.json``,
+keyed by the git blob id of the bytes (computed here, so the key does not depend on git), and
+are written only for bytes that passed validation. The folder is local and git-ignored; delete
+it at any time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from bourdon import schema
+
+
+def content_id(raw: bytes) -> str:
+    """The id git would give a blob of these bytes (SHA-1 object format)."""
+    return hashlib.sha1(b"blob " + str(len(raw)).encode() + b"\0" + raw).hexdigest()
+
+
+class ManifestCache:
+    """Validated manifests by content id, in memory for this process and on disk for all."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def load(self, raw: bytes, *, what: str, key: str | None = None) -> dict[str, Any]:
+        """The validated manifest in ``raw``; raises ``ManifestError``/``SchemaError`` if bad."""
+        key = key or content_id(raw)
+        data = self.get(key)
+        if data is None:
+            data = dict(schema.load_manifest(raw, what=what).data)
+            self.put(key, data)
+        return data
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        try:
+            with open(self.folder / f"{key}.json", encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def put(self, key: str, data: dict[str, Any]) -> None:
+        with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
+            self.folder.mkdir(parents=True, exist_ok=True)
+            tmp = self.folder / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"
+            tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+            os.replace(tmp, self.folder / f"{key}.json")

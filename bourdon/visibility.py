@@ -1,0 +1,64 @@
+"""Access levels and what a caller at a level may see (pure).
+
+A row's own visibility is decided by ``model.row_visibility``. This module decides the level a
+request is answered at, and filters whole manifests for the views that return them.
+
+Private rows are a second-line-of-defence case: they are shown only when the caller asks for
+``access_level="private"`` *and* passes ``include_private=True``. Either alone answers at team.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bourdon.model import ROW_SECTIONS, Manifest, Visibility, row_visibility
+
+
+@dataclass(frozen=True)
+class Access:
+    """The level a request is answered at, and why, for the answer's ``meta``."""
+
+    level: Visibility
+    requested: str
+    include_private: bool
+    warning: str | None = None
+
+    def sees(self, visibility: int) -> bool:
+        return visibility <= self.level
+
+    def to_meta(self) -> dict[str, Any]:
+        return {"access_level": str(self.level), "requested_access_level": self.requested}
+
+
+def resolve(access_level: str | None, include_private: bool, default: str = "public") -> Access:
+    """Parse ``access_level`` (400 on anything but public/team/private) and apply the guard."""
+    requested = default if access_level is None else access_level
+    level = Visibility.parse(requested, "access_level")
+    warning = None
+    if level is Visibility.PRIVATE and not include_private:
+        level = Visibility.TEAM
+        warning = "private rows are shown only with include_private=true; answered at team"
+    return Access(level, str(requested), bool(include_private), warning)
+
+
+def filter_manifest(data: Mapping[str, Any], level: Visibility) -> dict[str, Any]:
+    """The manifest as a caller at ``level`` may see it: rows above it removed.
+
+    Below private, the policy's ``private_tags`` list is dropped too: the names of private tags
+    say what someone keeps private.
+    """
+    policy = Manifest(data).policy
+    out = {k: v for k, v in data.items() if k not in ROW_SECTIONS}
+    for section in ROW_SECTIONS:
+        rows = data.get(section)
+        if isinstance(rows, list):
+            out[section] = [
+                r for r in rows if isinstance(r, Mapping) and row_visibility(r, policy) <= level
+            ]
+    if level < Visibility.PRIVATE and isinstance(out.get("visibility_policy"), Mapping):
+        out["visibility_policy"] = {
+            k: v for k, v in out["visibility_policy"].items() if k != "private_tags"
+        }
+    return out
