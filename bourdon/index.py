@@ -13,20 +13,22 @@ Lookups:
 
 - ``by_name`` / ``by_alias``: folded name -> entity rows, for exact and alias matches;
 - ``by_loose``: the name with punctuation and spaces removed ("ledger-line" = "Ledger Line");
-- ``by_length``: distinct folded names by length, so near misses are searched with rapidfuzz
-  only among names that could be within two edits, never by a full scan.
+- ``by_part``: each name cut into three parts, so near misses (up to two edits) are found from
+  a small candidate set checked by rapidfuzz, never by scanning every name.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
@@ -57,13 +59,13 @@ def loose(text: str) -> str:
 
 
 def _strings(value: object) -> tuple[str, ...]:
+    # Manifests are validated, so list fields hold strings; a bare string is one item.
     if isinstance(value, list):
-        return tuple(str(v) for v in value if isinstance(v, str))
+        return tuple(value)
     return (value,) if isinstance(value, str) else ()
 
 
-@dataclass(frozen=True, slots=True)
-class EntityRow:
+class EntityRow(NamedTuple):
     agent: str
     name: str
     type: str | None
@@ -74,8 +76,7 @@ class EntityRow:
     last_touched: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class SessionRow:
+class SessionRow(NamedTuple):
     agent: str
     date: str
     cwd: str | None
@@ -92,8 +93,7 @@ class SessionRow:
         return (self.date, self.agent, self.cwd or "", self.session_id or "", self.position)
 
 
-@dataclass(frozen=True, slots=True)
-class WorkstreamRow:
+class WorkstreamRow(NamedTuple):
     agent: str
     name: str
     status: str
@@ -105,8 +105,7 @@ class WorkstreamRow:
     visibility: int
 
 
-@dataclass(frozen=True, slots=True)
-class NoteRow:
+class NoteRow(NamedTuple):
     agent: str
     date: str
     text: str
@@ -126,93 +125,132 @@ class AgentView:
 
     agent_id: str
     data: Mapping[str, Any]
-    digest: str
     entities: list[EntityRow] = field(default_factory=list)
     sessions: list[SessionRow] = field(default_factory=list)
     workstreams: list[WorkstreamRow] = field(default_factory=list)
     notes: list[NoteRow] = field(default_factory=list)
+    _digest: str | None = None
 
     @property
     def agent(self) -> Mapping[str, Any]:
         agent = self.data.get("agent")
         return agent if isinstance(agent, Mapping) else {}
 
+    @property
+    def digest(self) -> str:
+        """The manifest's digest, computed when first asked (start-up does not need it)."""
+        if self._digest is None:
+            self._digest = digest(self.data)
+        return self._digest
+
     @classmethod
     def build(cls, agent_id: str, data: Mapping[str, Any]) -> AgentView:
         policy = Manifest(data).policy
-        view = cls(agent_id, data, digest(data))
+        view = cls(agent_id, data)
+        plain = not policy.get("private_tags") and not policy.get("team_tags")
+        default = int(row_visibility({}, policy))
+        levels = {"public": 0, "team": 1, "private": 2}
 
         def vis(row: Mapping[str, Any]) -> int:
+            # The common case (no tag rules) without a call per row; same answer as
+            # row_visibility, which decides everything else.
+            if plain:
+                return levels.get(row.get("visibility"), default)  # type: ignore[arg-type]
             return int(row_visibility(row, policy))
 
-        for row in _rows(data, ENTITIES):
-            view.entities.append(
-                EntityRow(
-                    agent_id,
-                    str(row["name"]),
-                    row.get("type"),
-                    _strings(row.get("aliases")),
-                    row.get("summary"),
-                    _strings(row.get("tags")),
-                    vis(row),
-                    row.get("last_touched"),
-                )
+        get = dict.get
+        view.entities = [
+            EntityRow(
+                agent_id,
+                row["name"],
+                get(row, "type"),
+                _strings(get(row, "aliases")),
+                get(row, "summary"),
+                _strings(get(row, "tags")),
+                vis(row),
+                get(row, "last_touched"),
             )
-        for i, row in enumerate(_rows(data, SESSIONS)):
-            view.sessions.append(
-                SessionRow(
-                    agent_id,
-                    str(row.get("date") or ""),
-                    row.get("cwd"),
-                    row.get("session_id"),
-                    _strings(row.get("project_focus")),
-                    _strings(row.get("key_actions")),
-                    _strings(row.get("files_touched")),
-                    vis(row),
-                    i,
-                )
+            for row in _rows(data, ENTITIES)
+        ]
+        view.sessions = [
+            SessionRow(
+                agent_id,
+                get(row, "date") or "",
+                get(row, "cwd"),
+                get(row, "session_id"),
+                _strings(get(row, "project_focus")),
+                _strings(get(row, "key_actions")),
+                _strings(get(row, "files_touched")),
+                vis(row),
+                i,
             )
-        for row in _rows(data, WORKSTREAMS):
-            view.workstreams.append(
-                WorkstreamRow(
-                    agent_id,
-                    str(row["name"]),
-                    str(row.get("status") or "active"),
-                    row.get("summary"),
-                    row.get("started"),
-                    row.get("last_touched"),
-                    _strings(row.get("related_entities")),
-                    _strings(row.get("tags")),
-                    vis(row),
-                )
+            for i, row in enumerate(_rows(data, SESSIONS))
+        ]
+        view.workstreams = [
+            WorkstreamRow(
+                agent_id,
+                row["name"],
+                get(row, "status") or "active",
+                get(row, "summary"),
+                get(row, "started"),
+                get(row, "last_touched"),
+                _strings(get(row, "related_entities")),
+                _strings(get(row, "tags")),
+                vis(row),
             )
-        for i, row in enumerate(_rows(data, NOTES)):
-            view.notes.append(
-                NoteRow(
-                    agent_id,
-                    str(row.get("date") or ""),
-                    str(row.get("text") or ""),
-                    _strings(row.get("related_entities")),
-                    _strings(row.get("tags")),
-                    vis(row),
-                    i,
-                )
+            for row in _rows(data, WORKSTREAMS)
+        ]
+        view.notes = [
+            NoteRow(
+                agent_id,
+                get(row, "date") or "",
+                get(row, "text") or "",
+                _strings(get(row, "related_entities")),
+                _strings(get(row, "tags")),
+                vis(row),
+                i,
             )
+            for i, row in enumerate(_rows(data, NOTES))
+        ]
         return view
 
 
-def _rows(data: Mapping[str, Any], section: str) -> list[Mapping[str, Any]]:
+def _rows(data: Mapping[str, Any], section: str) -> list[dict[str, Any]]:
     rows = data.get(section)
-    return [r for r in rows if isinstance(r, Mapping)] if isinstance(rows, list) else []
+    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
 
 
-@dataclass(frozen=True, slots=True)
-class Match:
+class Match(NamedTuple):
     """An entity row that matched a query, and how."""
 
     row: EntityRow
     kind: str  # exact | alias | fuzzy
     score: float
+
+
+def _segments(length: int) -> list[tuple[int, int]]:
+    """Split a name of ``length`` into MAX_EDITS + 1 parts: (start, size) of each."""
+    parts = MAX_EDITS + 1
+    base, extra = divmod(length, parts)
+    out, start = [], 0
+    for i in range(parts):
+        size = base + (1 if i >= parts - extra else 0)
+        out.append((start, size))
+        start += size
+    return out
+
+
+@contextlib.contextmanager
+def _no_gc_pauses() -> Iterator[None]:
+    """Hold the cyclic garbage collector while building: it would rescan every row it just
+    made, several times over, and that was more than half of the start-up time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class Index:
@@ -229,6 +267,10 @@ class Index:
         self._marker: tuple[object, ...] = ()
         self._dirty = True
         self._lock = threading.Lock()
+        self._head_file = str(root / ".git" / "HEAD")
+        self._agents_str = str(self.agents_dir)
+        self._head_seen: object = None
+        self._ref_file = str(self._branch_ref())
         self._clear_lookups()
 
     # -- freshness -----------------------------------------------------------------------
@@ -242,7 +284,7 @@ class Index:
         marker = self._change_marker()
         if not self._dirty and marker == self._marker:
             return False
-        with self._lock:
+        with self._lock, _no_gc_pauses():
             self._dirty = False
             self._marker = marker
             changed = self._rescan()
@@ -252,18 +294,22 @@ class Index:
             return changed
 
     def _change_marker(self) -> tuple[object, ...]:
-        """What moves when any process commits or replaces a manifest: cheap to read."""
+        """What moves when any process commits or replaces a manifest: three ``stat`` calls.
+
+        Every commit replaces the branch's ref file (a new inode), every atomic write of a
+        manifest adds and removes names in ``agents/``. ``os.stat`` rather than ``Path.stat``
+        or reading the files: this runs before every query and must cost microseconds.
+        """
         marker: list[object] = []
-        for path in (self.root / ".git" / "HEAD", self._branch_ref()):
+        for path in (self._head_file, self._ref_file, self._agents_str):
             try:
-                marker.append(path.read_bytes())
+                st = os.stat(path)  # noqa: PTH116 - see the docstring
+                marker.append((st.st_ino, st.st_size, st.st_mtime_ns))
             except OSError:
                 marker.append(None)
-        try:
-            st = self.agents_dir.stat()
-            marker.append((st.st_mtime_ns, st.st_ino))
-        except OSError:
-            marker.append(None)
+        if marker[0] != self._head_seen:  # HEAD moved to another branch: follow it
+            self._head_seen = marker[0]
+            self._ref_file = str(self._branch_ref())
         return tuple(marker)
 
     def _branch_ref(self) -> Path:
@@ -322,7 +368,7 @@ class Index:
         self.by_name: dict[str, list[EntityRow]] = {}
         self.by_alias: dict[str, list[EntityRow]] = {}
         self.by_loose: dict[str, list[EntityRow]] = {}
-        self.by_length: dict[int, list[str]] = {}
+        self.by_part: dict[tuple[int, int, str], list[str]] = {}
         self.sessions: list[SessionRow] = []
         self.notes: list[NoteRow] = []
         self.workstreams: list[WorkstreamRow] = []
@@ -345,30 +391,31 @@ class Index:
             sessions.extend(view.sessions)
             notes.extend(view.notes)
             workstreams.extend(view.workstreams)
-        lengths: dict[int, set[str]] = defaultdict(set)
-        for name in (*by_name, *by_alias):
+        parts: dict[tuple[int, int, str], list[str]] = defaultdict(list)
+        for name in {*by_name, *by_alias}:
             if len(name) >= MIN_FUZZY_LENGTH:
-                lengths[len(name)].add(name)
+                for i, (start, size) in enumerate(_segments(len(name))):
+                    parts[(len(name), i, name[start : start + size])].append(name)
         sessions.sort(key=lambda s: s.key, reverse=True)
         notes.sort(key=lambda n: n.key, reverse=True)
         self.by_name, self.by_alias, self.by_loose = dict(by_name), dict(by_alias), dict(by_loose)
-        self.by_length = {n: sorted(names) for n, names in lengths.items()}
+        self.by_part = dict(parts)
         self.sessions, self.notes, self.workstreams = sessions, notes, workstreams
 
     def match(self, query: str, *, fuzzy: bool = True) -> list[Match]:
         """Entity rows matching ``query``: exact names, aliases, then near misses.
 
-        Near misses: names of 6 characters or more within two edits (insert, delete, replace),
-        or the same letters and digits with other punctuation ("ledger line" for
-        "ledger-line"). Shorter names only match exactly, so short words never pull in
-        unrelated names.
+        Near misses are searched only when no name or alias matches exactly: names of 6
+        characters or more within two edits (insert, delete, replace), or the same letters
+        and digits with other punctuation ("ledger line" for "ledger-line"). Shorter names
+        only match exactly, so short words never pull in unrelated names.
         """
         folded = fold(query)
         found: list[Match] = [Match(r, "exact", 100.0) for r in self.by_name.get(folded, ())]
         found += [Match(r, "alias", 95.0) for r in self.by_alias.get(folded, ())]
-        if not fuzzy:
+        if found or not fuzzy:
             return found
-        seen = {id(m.row) for m in found}
+        seen: set[int] = set()
         for row in self.by_loose.get(loose(query), ()):
             if id(row) not in seen:
                 seen.add(id(row))
@@ -382,17 +429,30 @@ class Index:
         return found
 
     def _near(self, folded: str) -> Iterable[tuple[str, int]]:
+        """Known names within MAX_EDITS edits of ``folded``, nearest first.
+
+        Pigeonhole filter: cut a name into MAX_EDITS + 1 parts; two edits can spoil at most
+        two of them, so one part appears intact in the query, shifted by at most two places.
+        Looking those parts up gives a small candidate set (never a scan of every name),
+        which rapidfuzz then checks exactly.
+        """
         length = len(folded)
-        if length < MIN_FUZZY_LENGTH - MAX_EDITS:
+        candidates: set[str] = set()
+        for size in range(max(length - MAX_EDITS, MIN_FUZZY_LENGTH), length + MAX_EDITS + 1):
+            for i, (start, part) in enumerate(_segments(size)):
+                lo, hi = max(0, start - MAX_EDITS), min(length - part, start + MAX_EDITS)
+                for at in range(lo, hi + 1):
+                    hit = self.by_part.get((size, i, folded[at : at + part]))
+                    if hit:
+                        candidates.update(hit)
+        candidates.discard(folded)
+        if not candidates:
             return []
-        out = []
-        for size in range(length - MAX_EDITS, length + MAX_EDITS + 1):
-            bucket = self.by_length.get(size)
-            if not bucket:
-                continue
-            for name, distance, _ in process.extract(
-                folded, bucket, scorer=Levenshtein.distance, score_cutoff=MAX_EDITS, limit=8
-            ):
-                if 0 < distance <= MAX_EDITS:
-                    out.append((name, int(distance)))
-        return sorted(out, key=lambda item: item[1])
+        found = process.extract(
+            folded,
+            list(candidates),
+            scorer=Levenshtein.distance,
+            score_cutoff=MAX_EDITS,
+            limit=None,
+        )
+        return sorted(((name, int(d)) for name, d, _ in found), key=lambda item: item[1])

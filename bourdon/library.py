@@ -502,12 +502,12 @@ class Library:
         """Bring the library back to a clean state after a crash; return what was done."""
         done: list[str] = []
         with self._locked(reconciling=True):
-            for stale in list(self.repo.stale_locks()):
+            for stale in self._stale_git_locks(wait=True):
                 with contextlib.suppress(FileNotFoundError):
                     stale.unlink()
                     done.append(f"removed stale {stale.relative_to(self.root)}")
-            for folder in (self.root / AGENTS, self.root / STAGING):
-                for tmp in folder.rglob(".*.tmp"):
+            for tmp in self._leftover_temp_files():
+                with contextlib.suppress(FileNotFoundError):
                     tmp.unlink()
                     done.append(f"removed temp file {tmp.relative_to(self.root)}")
             intent = self._local / "intent.json"
@@ -531,7 +531,36 @@ class Library:
     def _needs_reconcile(self) -> bool:
         if (self._local / "intent.json").exists():
             return True
-        return any(True for _ in self.repo.stale_locks())
+        return any(True for _ in self.repo.stale_locks()) or any(
+            True for _ in self._leftover_temp_files()
+        )
+
+    def _stale_git_locks(self, wait: bool) -> list[Path]:
+        """git lock files left by a killed process.
+
+        Only bourdon's own git commands run under the library lock, so a person's ``git
+        status`` may hold ``index.lock`` for a moment: a lock younger than STALE_AFTER seconds
+        is given that long to go away before it counts as stale.
+        """
+        locks = list(self.repo.stale_locks())
+        if locks and wait:
+            youngest = max(_age(p) for p in locks)
+            if youngest < STALE_AFTER:
+                time.sleep(STALE_AFTER - youngest)
+            locks = [p for p in locks if p.exists()]
+        return locks
+
+    def _leftover_temp_files(self) -> Iterator[Path]:
+        """Temp files of writes that never finished: their writer is no longer running."""
+        for pattern in (
+            f"{AGENTS}/.*.tmp",
+            f"{STAGING}/**/.*.tmp",
+            f"{LOCAL}/.*.tmp",
+            f"{LOCAL}/cache/.*.tmp",
+        ):
+            for tmp in self.root.glob(pattern):
+                if not _pid_alive(_temp_pid(tmp.name)):
+                    yield tmp
 
     def _restore(self, path: str, head: str | None) -> list[str]:
         if "/" not in path or path.startswith(("/", ".")) or ".." in path.split("/"):
@@ -554,7 +583,9 @@ class Library:
     def _locked(self, reconciling: bool = False) -> Iterator[None]:
         with self._thread_lock:
             try:
-                self._lock.acquire(timeout=self.lock_timeout)
+                # Poll often: filelock retries a busy lock on an interval, and a long one lets
+                # a writer that just released the lock take it straight back.
+                self._lock.acquire(timeout=self.lock_timeout, poll_interval=0.002)
             except filelock.Timeout:
                 holder = _read_pid(self._local / "write.pid")
                 raise BusyError(
@@ -786,6 +817,37 @@ class _IndexRefresh:
             with contextlib.suppress(Exception):  # only 'git status' would notice
                 self.repo.sync_index()
         self.repo.close()
+
+
+STALE_AFTER: Final = 2.0
+
+
+def _age(path: Path) -> float:
+    try:
+        return time.time() - path.stat().st_mtime
+    except OSError:
+        return STALE_AFTER
+
+
+def _temp_pid(name: str) -> int | None:
+    """The writer's process id in a temp name ``.<target>.<pid>.<thread>.tmp``."""
+    parts = name.split(".")
+    try:
+        return int(parts[-3])
+    except (IndexError, ValueError):
+        return None
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if pid is None or pid == os.getpid():
+        return pid == os.getpid()
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 # -- helpers -----------------------------------------------------------------------------

@@ -36,15 +36,24 @@ _BAD_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\ufff
 _formats = FormatChecker()
 
 
+_RFC3339 = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
+
+
 @_formats.checks("date-time", raises=ValueError)  # type: ignore[untyped-decorator]
 def _is_date_time(value: object) -> bool:
-    # jsonschema leaves date-time unchecked unless an optional package is present.
+    # jsonschema leaves date-time unchecked unless an optional package is present. RFC 3339:
+    # extended form, a 'T', seconds and an offset ('Z' or '+02:00'); then the calendar check.
     if not isinstance(value, str):
         return True
     if "T" not in value.upper():
         raise ValueError("a date-time needs a 'T' between date and time")
-    if datetime.fromisoformat(value.replace("z", "Z")).tzinfo is None:
+    if not re.search(r"([Zz]|[+-][0-9]{2}:[0-9]{2})$", value):
         raise ValueError("a date-time needs a time zone offset such as 'Z' or '+02:00'")
+    if not _RFC3339.fullmatch(value):
+        raise ValueError("use RFC 3339, such as '2026-11-30T09:15:00Z'")
+    datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
     return True
 
 
@@ -125,7 +134,8 @@ def load_manifest(raw: bytes | str, *, what: str = "manifest") -> Manifest:
         return validate(data)
     except SchemaError as exc:
         problems = [f"{what}: {p}" for p in exc.problems]
-        raise SchemaError(problems[0], problems=problems) from None
+        more = "" if len(problems) == 1 else f" (and {len(problems) - 1} more)"
+        raise SchemaError(problems[0] + more, problems=problems) from None
 
 
 def _rows(manifest: Mapping[str, Any] | None, section: str) -> list[Any]:
@@ -137,13 +147,26 @@ def _problems(validator: Draft202012Validator, instance: object, prefix: str) ->
     found = []
     for error in sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.path))):
         path = prefix + "".join(f"/{part}" for part in error.path)
-        message = error.message
-        if error.cause is not None:
-            message = f"{error.instance!r} is not a valid {error.validator_value}: {error.cause}"
-        elif len(message) > 200:
-            message = message[:197] + "..."
-        found.append(f"{path or '/'}: {message}")
+        found.append(f"{path or '/'}: {_say(error)}")
     return found
+
+
+def _say(error: Any) -> str:
+    """One readable line for a jsonschema error, with long values shortened, not the reason."""
+    value, limit = error.instance, error.validator_value
+    if error.validator == "maxLength":
+        return f"is {len(value):,} characters long; the limit is {limit:,}"
+    if error.validator == "maxItems":
+        return f"has {len(value):,} items; the limit is {limit:,}"
+    shown = repr(value)
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    if error.cause is not None:
+        return f"{shown} is not a valid {limit}: {error.cause}"
+    message: str = error.message
+    if len(message) > 200:
+        message = message.replace(repr(value), shown)
+    return message if len(message) <= 240 else message[:237] + "..."
 
 
 def _text_problems(value: object, path: str) -> list[str]:

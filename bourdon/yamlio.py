@@ -49,6 +49,8 @@ def load(text: bytes | str, *, what: str = "manifest") -> Any:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = " ".join(str(exc.problem or exc.context or "invalid YAML").split())
+        if "maximum nesting depth" in problem:  # libyaml's own cap, met before ours
+            raise TooLargeError(f"{what} nests deeper than {MAX_DEPTH} levels{where}") from None
         raise ManifestError(f"{what}: YAML error{where}: {problem}") from None
     except yaml.YAMLError as exc:
         raise ManifestError(f"{what}: YAML error: {' '.join(str(exc).split())}") from None
@@ -184,7 +186,9 @@ _FIRST: Final = (
 ).split()
 _RANK: Final = {key: i for i, key in enumerate(_FIRST)}
 
-_PLAIN = re.compile(r"[^\W\d][^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff:#]*", re.UNICODE)
+_PLAIN = re.compile(
+    r"[^\W\d][^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff:#]*", re.UNICODE
+)
 # Words that YAML 1.1 readers turn into booleans or null; they must stay quoted.
 _KEYWORDS: Final = frozenset("y yes n no true false on off null".split())
 _NEEDS_ESCAPE = re.compile(r"[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
@@ -206,6 +210,8 @@ def dump(value: Mapping[str, Any], *, cache: RowCache | None = None) -> bytes:
     >>> dump({"name": "bourdon", "tags": ["git", "memory"]}).decode()
     'name: bourdon\\ntags:\\n  - git\\n  - memory\\n'
     """
+    if not value:
+        return b"{}\n"
     emitter = _Emitter(cache)
     emitter.mapping(value, 0)
     return ("\n".join(emitter.lines) + "\n").encode("utf-8")
@@ -223,7 +229,7 @@ class _Emitter:
     def mapping(self, mapping: Mapping[str, Any], indent: int, first: str | None = None) -> None:
         pad = " " * indent
         for i, key in enumerate(_ordered(mapping)):
-            head = (first if i == 0 and first is not None else pad) + _scalar(key, indent) + ":"
+            head = (first if i == 0 and first is not None else pad) + _key(key) + ":"
             self.value(mapping[key], indent, head)
 
     def value(self, value: Any, indent: int, head: str) -> None:
@@ -283,12 +289,22 @@ def _scalar(value: Any, indent: int) -> str:
     return _quoted(str(value), indent)
 
 
-def _quoted(text: str, indent: int) -> str:
-    if "\n" in text and _is_block(text):
-        return _literal(text, indent)
+def _key(key: Any) -> str:
+    """A mapping key: plain, or double-quoted on one line (a key cannot be a block)."""
+    text = str(key)
+    return text if _is_plain(text) else _double_quoted(text)
+
+
+def _double_quoted(text: str) -> str:
     return _NEEDS_ESCAPE.sub(
         lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False)
     )
+
+
+def _quoted(text: str, indent: int) -> str:
+    if "\n" in text and _is_block(text):
+        return _literal(text, indent)
+    return _double_quoted(text)
 
 
 def _is_plain(text: str) -> bool:

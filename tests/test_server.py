@@ -184,25 +184,20 @@ async def test_find_entity_of_an_unknown_name_finds_nothing(client: Client, quer
     assert answer["meta"]["total_matches"] == 0
 
 
-async def test_find_entity_puts_exact_matches_before_near_misses(tmp_path: Path) -> None:
+async def test_find_entity_offers_near_misses_only_when_nothing_matches_exactly(
+    tmp_path: Path,
+) -> None:
     library = Library.init(tmp_path / "lib")
-    library.commit(
-        "a",
-        {
-            "agent": {"type": "other"},
-            "known_entities": [
-                {"name": "harbor-gateway", "visibility": "public"},
-                {"name": "harbor-gatewax", "visibility": "public"},
-            ],
-        },
-    )
+    rows = [{"name": n, "visibility": "public"}
+            for n in ("harbor-gateway", "harbor-gatewax", "harbour gateways")]
+    library.commit("a", {"agent": {"type": "other"}, "known_entities": rows})
     async with Client(create_server(library.root, watch=False)) as c:
-        answer = await call(c, "find_entity", name="harbor-gateway")
-    assert [(m["name"], m["match"]) for m in answer["matches"]] == [
-        ("harbor-gateway", "exact"),
-        ("harbor-gatewax", "fuzzy"),
-    ]
-    assert answer["matches"][1]["score"] < answer["matches"][0]["score"]
+        exact = await call(c, "find_entity", name="harbor-gateway")
+        near = await call(c, "find_entity", name="harbor-gatewyy")
+    assert [(m["name"], m["match"]) for m in exact["matches"]] == [("harbor-gateway", "exact")]
+    assert [(m["name"], m["match"]) for m in near["matches"]] == [
+        ("harbor-gateway", "fuzzy"), ("harbor-gatewax", "fuzzy")]
+    assert near["matches"][0]["score"] >= near["matches"][1]["score"]
 
 
 async def test_query_agent_memory_looks_in_one_agent_only(client: Client) -> None:
