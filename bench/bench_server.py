@@ -36,9 +36,11 @@ def rss_mb(pid: int) -> float:
 
 
 async def over_stdio(root: Path, names: list[str]) -> dict:
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "bourdon", "--library", str(root), "serve"],
-                                   env={"HOME": str(root.parent)})
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "bourdon", "--library", str(root), "serve"],
+        env={"HOME": str(root.parent)},
+    )
     starts = []
     for _ in range(3):
         t = time.perf_counter()
@@ -56,13 +58,14 @@ async def over_stdio(root: Path, names: list[str]) -> dict:
         await c.call_tool("list_recent_work", {"since": "2000-01-01", "limit": 100})
         pids = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()]
         server_rss = max(
-            (rss_mb(p) for p in pids
-             if b"bourdon" in _cmdline(p) and b"serve" in _cmdline(p)),
+            (rss_mb(p) for p in pids if b"bourdon" in _cmdline(p) and b"serve" in _cmdline(p)),
             default=float("nan"),
         )
-    return {"stdio_find_entity": summarize(samples),
-            "spawn_to_first_answer": summarize(starts),
-            "server_rss_mb": {"value": round(server_rss, 1)}}
+    return {
+        "stdio_find_entity": summarize(samples),
+        "spawn_to_first_answer": summarize(starts),
+        "server_rss_mb": {"value": round(server_rss, 1)},
+    }
 
 
 def _cmdline(pid: int) -> bytes:
@@ -95,20 +98,28 @@ def main() -> dict:
             reads.find_entity(index, next(typos), "team")
 
         results = {
-            "library": {"agents": len(index.agents), "entities": len(names),
-                        "sessions": len(index.sessions), "index_load_ms": round(cold_ms, 1)},
+            "library": {
+                "agents": len(index.agents),
+                "entities": len(names),
+                "sessions": len(index.sessions),
+                "index_load_ms": round(cold_ms, 1),
+            },
             "inprocess_find_entity_exact": measure(find_exact, runs=2000, warmup=50),
             "inprocess_find_entity_fuzzy": measure(find_fuzzy, runs=1000, warmup=20),
         }
         results.update(anyio.run(over_stdio, root, names))
     results["server_rss_mb"]["p50_ms"] = results["server_rss_mb"]["value"]  # for the target table
-    return write("server", results, {
-        "inprocess_find_entity_exact.p50_ms": 0.05,
-        "inprocess_find_entity_fuzzy.p50_ms": 1.0,
-        "stdio_find_entity.p50_ms": 3.0,
-        "spawn_to_first_answer.p50_ms": 1500,
-        "server_rss_mb.p50_ms": 250,
-    })
+    return write(
+        "server",
+        results,
+        {
+            "inprocess_find_entity_exact.p50_ms": 0.05,
+            "inprocess_find_entity_fuzzy.p50_ms": 1.0,
+            "stdio_find_entity.p50_ms": 3.0,
+            "spawn_to_first_answer.p50_ms": 1500,
+            "server_rss_mb.p50_ms": 250,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -35,9 +35,18 @@ def library_path(args: argparse.Namespace) -> Path:
 
 
 def open_library(args: argparse.Namespace) -> Any:
+    """The library of ``--library``; tells the user on stderr what crash recovery did."""
     from bourdon.library import Library
 
-    return Library.open(library_path(args))
+    library = Library.open(library_path(args))
+    report_recovery(library)
+    return library
+
+
+def report_recovery(library: Any) -> None:
+    for action in library.recovered:
+        output.error(f"recovered from an interrupted write: {action}")
+    library.recovered.clear()
 
 
 def read_input(name: str) -> bytes:
@@ -61,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="bourdon",
         description="One shared, auditable memory for every AI coding agent.",
         epilog="Exit codes: 0 ok, 1 internal error, 2 bad input, 3 invalid manifest, "
-        "4 not found, 5 conflict, 6 busy, 7 library or git problem.",
+        "4 not found, 5 conflict, 6 busy, 7 library or git problem, 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"bourdon {__version__}")
     parser.add_argument(

@@ -7,7 +7,7 @@ returns and the HTTP-like status the MCP server reports, so both surfaces map er
     ├── InputError                    exit 2   status 400   bad argument or request
     │   ├── ManifestError             exit 3   status 400   YAML that is not a manifest
     │   │   └── SchemaError           exit 3   status 400   fails l5.schema.json (names the path)
-    │   └── TooLargeError             exit 2   status 413   over a size, depth or count limit
+    │   └── TooLargeError             exit 2   status 413   over a size, depth or length cap
     ├── NotFoundError                 exit 4   status 404   unknown agent, version or digest
     ├── ConflictError                 exit 5   status 409   expected_digest is stale
     ├── BusyError                     exit 6   status 503   library lock not free in time
@@ -73,7 +73,11 @@ class SchemaError(ManifestError):
 
 
 class TooLargeError(InputError):
-    """Over one of the documented limits (size, nesting depth, string length, row count)."""
+    """Over a cap checked while reading: bytes, nesting depth, the length of one string.
+
+    Limits the schema states (rows per section, items per list, characters per field) are
+    ``SchemaError``s: they name the field, like every other schema problem.
+    """
 
     status = 413
     code = "too_large"

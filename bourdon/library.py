@@ -159,6 +159,7 @@ class Explanation:
 
     version: Version
     changes: RowChanges
+    again_in: list[str] = field(default_factory=list)  # later versions with the same digest
 
 
 class Library:
@@ -174,6 +175,8 @@ class Library:
         # Parsed manifests by blob id, with their digests: a write reads the current manifest,
         # and re-parsing 1,000 rows of YAML each time would cost more than the write.
         self._parsed: OrderedDict[str, tuple[dict[str, Any], str]] = OrderedDict()
+        # What crash recovery did since this object was opened, for the surfaces to report.
+        self.recovered: list[str] = []
         self._row_text: yamlio.RowCache = {}
         self._row_json: RowCache = {}
         self._disk_cache = ManifestCache(self._local / "cache")
@@ -228,7 +231,7 @@ class Library:
         (root / LOCAL).mkdir(exist_ok=True)
         library = cls(root, GitRepo(root), lock_timeout)
         if library._needs_reconcile():
-            library.reconcile()
+            library.recovered += library.reconcile()
         return library
 
     def close(self) -> None:
@@ -286,30 +289,19 @@ class Library:
         hexpart = parse_digest(wanted)
         path = agent_path(agent_id)
         candidates = self.repo.log(path, None, grep=f"Bourdon-Digest: sha256:{hexpart}")
-        match = next(
-            (
-                v
-                for v in (self._version(e, path) for e in candidates)
-                if v.digest and v.digest.removeprefix("sha256:").startswith(hexpart)
-            ),
-            None,
-        )
-        if match is None:  # commits made outside bourdon carry no trailer: look at the content
-            match = next(
-                (
-                    v
-                    for v in self.history(agent_id, limit=500)
-                    if v.digest and v.digest.removeprefix("sha256:").startswith(hexpart)
-                ),
-                None,
-            )
+        found = [v for v in (self._version(e, path) for e in candidates) if _has(v, hexpart)]
+        if not found:  # commits made outside bourdon carry no trailer: look at the content
+            found = [v for v in self.history(agent_id, limit=500) if _has(v, hexpart)]
+        # The same state can be produced again (a rollback restores it): the first write
+        # that produced it is the one that explains it; the later ones are listed too.
+        match = found[-1] if found else None
         if match is None:
             raise NotFoundError(
                 f"no version of {agent_id!r} has digest {wanted}; see 'bourdon history {agent_id}'"
             )
         after = self._read_data(path, match.version_id, agent_id)
         before = self._parent_data(path, match.version_id)
-        return Explanation(match, compare(before, after))
+        return Explanation(match, compare(before, after), [v.version_id for v in found[:-1]])
 
     def diff(self, agent_id: str, old: str, new: str | None = None) -> RowChanges:
         """Rows added, removed and changed between two versions (``new``: HEAD)."""
@@ -404,6 +396,7 @@ class Library:
         check_agent_id(caller, "caller id")
         check_agent_id(agent_id)
         _check_change(agent_id, change)
+        provenance = dataclasses.replace(provenance, caller=caller)
         live_type = None
         with contextlib.suppress(NotFoundError):
             live_type = self.read(agent_id).agent_type
@@ -556,7 +549,7 @@ class Library:
             f"{AGENTS}/.*.tmp",
             f"{STAGING}/**/.*.tmp",
             f"{LOCAL}/.*.tmp",
-            f"{LOCAL}/cache/.*.tmp",
+            f"{LOCAL}/cache/**/.*.tmp",
         ):
             for tmp in self.root.glob(pattern):
                 if not _pid_alive(_temp_pid(tmp.name)):
@@ -595,9 +588,11 @@ class Library:
             try:
                 (self._local / "write.pid").write_text(str(os.getpid()), encoding="ascii")
                 if not reconciling and self._needs_reconcile():
-                    self.reconcile()
+                    self.recovered += self.reconcile()
                 yield
             finally:
+                with contextlib.suppress(OSError):
+                    (self._local / "write.pid").unlink()
                 self._lock.release()
 
     def _write(
@@ -708,15 +703,16 @@ class Library:
                 f"{path} was edited by hand and does not validate ({exc.message}); fix it, or "
                 f"run 'git -C {self.root} checkout -- {path}' to drop the edit"
             ) from None
+        adopter = Provenance(caller="filesystem", machine=who.machine)
         message = _message(
             "adopt",
             data["agent"]["id"],
             f"adopt hand edit of {path}",
-            Provenance(caller="filesystem", machine=who.machine),
+            adopter,
             digest(data),
         )
         self._intent({path: on_disk}, head)
-        self._commit({path: on_disk}, message, head, who)
+        self._commit({path: on_disk}, message, head, adopter)
 
     def _manifest_at(self, path: str, commit: str | None) -> tuple[str, dict[str, Any]] | None:
         """(blob id, parsed manifest) of ``path`` at ``commit``; reads the blob only if new."""
@@ -820,6 +816,10 @@ class _IndexRefresh:
 
 
 STALE_AFTER: Final = 2.0
+
+
+def _has(version: Version, hexpart: str) -> bool:
+    return bool(version.digest) and str(version.digest).removeprefix("sha256:").startswith(hexpart)
 
 
 def _age(path: Path) -> float:

@@ -1,15 +1,18 @@
 """Parsed manifests kept on disk by content, so nothing parses the same YAML twice.
 
 Parsing and validating a 1,000-entity manifest takes tenths of a second; loading its parsed
-form as JSON takes a few milliseconds. Entries live in ``<library>/.bourdon/cache/<id>.json``,
-keyed by the git blob id of the bytes (computed here, so the key does not depend on git), and
-are written only for bytes that passed validation. The folder is local and git-ignored; delete
-it at any time.
+form as JSON takes a few milliseconds. Entries live in
+``<library>/.bourdon/cache/<rules>/<id>.json``: ``<id>`` is the git blob id of the bytes
+(computed here, so the key does not depend on git) and ``<rules>`` a fingerprint of the schema
+and the reader, so a change of the validation rules never trusts an entry made under the old
+ones. Entries are written only for bytes that passed validation. The folder is local and
+git-ignored; delete it at any time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -25,11 +28,24 @@ def content_id(raw: bytes) -> str:
     return hashlib.sha1(b"blob " + str(len(raw)).encode() + b"\0" + raw).hexdigest()
 
 
+@functools.cache
+def rules_fingerprint() -> str:
+    """Changes whenever the schema or the YAML reader's limits change."""
+    from bourdon import yamlio
+    from bourdon.resources import schema_path
+
+    basis = (
+        schema_path().read_bytes()
+        + repr((yamlio.MAX_BYTES, yamlio.MAX_DEPTH, yamlio.MAX_STRING, schema.__doc__)).encode()
+    )
+    return hashlib.sha256(basis).hexdigest()[:12]
+
+
 class ManifestCache:
-    """Validated manifests by content id, in memory for this process and on disk for all."""
+    """Validated manifests by content id, on disk, shared by every process of the library."""
 
     def __init__(self, folder: Path) -> None:
-        self.folder = folder
+        self.folder = folder / rules_fingerprint()
 
     def load(self, raw: bytes, *, what: str, key: str | None = None) -> dict[str, Any]:
         """The validated manifest in ``raw``; raises ``ManifestError``/``SchemaError`` if bad."""

@@ -22,9 +22,12 @@ from typing import Any
 
 from bourdon.model import (
     AGENT_FIELDS,
+    ENTITIES,
     LIST_FIELDS,
+    NOTES,
     ROW_SECTIONS,
     SPEC_VERSION,
+    WORKSTREAMS,
     list_limit,
     row_key,
 )
@@ -107,6 +110,8 @@ def merge(
             continue
         current = list(base.get(section) or []) if mode == "merge" else []
         merged = _merge_rows(current, given, source, section, stats)
+        if mode == "replace":
+            _recount_replaced(base.get(section), merged, section, stats)
         if merged or section in result or mode == "replace":
             result[section] = merged
 
@@ -121,6 +126,21 @@ def merge(
                 if isinstance(r, Mapping) and row_key(section, r) not in kept
             )
     return result, stats
+
+
+def _recount_replaced(old: object, new: list[Any], section: str, stats: MergeStats) -> None:
+    """In replace mode, a row that was there before is updated (or unchanged), not added."""
+    rows = old if isinstance(old, list) else []
+    before = {row_key(section, r): r for r in rows if isinstance(r, Mapping)}
+    stats.added[section] = stats.updated[section] = 0
+    for row in new:
+        if not isinstance(row, Mapping):
+            continue
+        previous = before.get(row_key(section, row))
+        if previous is None:
+            stats.added[section] += 1
+        elif previous != row:
+            stats.updated[section] += 1
 
 
 def _identity_of(base: Mapping[str, Any]) -> dict[str, Any]:
@@ -241,10 +261,10 @@ def compare(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> Row
     for section in ROW_SECTIONS:
         before = _keyed(section, old.get(section))
         after = _keyed(section, new.get(section))
-        changes.added[section] = [_label(k) for k in after if k not in before]
-        changes.removed[section] = [_label(k) for k in before if k not in after]
+        changes.added[section] = [_label(section, r) for k, r in after.items() if k not in before]
+        changes.removed[section] = [_label(section, r) for k, r in before.items() if k not in after]
         changes.changed[section] = [
-            _label(k) for k, row in after.items() if k in before and before[k] != row
+            _label(section, r) for k, r in after.items() if k in before and before[k] != r
         ]
     return changes
 
@@ -255,5 +275,12 @@ def _keyed(section: str, rows: object) -> dict[tuple[str, ...], Any]:
     return {row_key(section, r): r for r in rows if isinstance(r, Mapping)}
 
 
-def _label(key: tuple[str, ...]) -> str:
-    return " | ".join(part for part in key if part) or "(no date)"
+def _label(section: str, row: Mapping[str, Any]) -> str:
+    """A row as people recognise it: its name, or its date and place or text."""
+    if section in (ENTITIES, WORKSTREAMS):
+        return str(row.get("name", ""))
+    if section == NOTES:
+        text = " ".join(str(row.get("text", "")).split())
+        return f"{row.get('date') or '(no date)'} | {text[:60]}{'...' if len(text) > 60 else ''}"
+    parts = [str(row.get(k) or "") for k in ("date", "cwd", "session_id")]
+    return " | ".join(p for p in parts if p) or "(no date)"

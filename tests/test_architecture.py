@@ -22,7 +22,8 @@ ALLOWED: dict[str, set[str]] = {
     "recognition": {"errors", "model"},
     "schema": {"errors", "model", "yamlio", "resources"},
     "gitrepo": {"errors"},
-    "library": {"errors", "model", "yamlio", "schema", "digest", "merge", "gitrepo", "resources"},
+    "manifestcache": {"schema", "yamlio", "resources"},
+    "library": {"errors", "model", "yamlio", "schema", "digest", "merge", "gitrepo", "manifestcache"},
 }
 LOW_LAYERS = set(ALLOWED)
 MID_LAYERS = {"index", "trust", "federation", "export", "library"}

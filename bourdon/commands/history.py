@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from bourdon import output
 from bourdon.cli import open_library, unified_diff
 from bourdon.commands.writing import report
-from bourdon.digest import digest
-from bourdon.errors import InputError
+from bourdon.digest import digest, parse_digest
+from bourdon.errors import ConflictError
 
 if TYPE_CHECKING:
     from bourdon.merge import RowChanges
@@ -75,9 +75,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    if args.limit < 1:
-        raise InputError(f"--limit must be 1 or more, got {args.limit}")
-    versions = open_library(args).history(args.agent, limit=args.limit)
+    versions = open_library(args).history(args.agent, limit=max(1, args.limit))
     if args.json:
         output.print_json({"agent_id": args.agent, "versions": [v.to_dict() for v in versions]})
         return 0
@@ -122,7 +120,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
     v = found.version
     if args.json:
         output.print_json(
-            {"agent_id": args.agent, **v.to_dict(), "changes": found.changes.to_dict()}
+            {
+                "agent_id": args.agent,
+                **v.to_dict(),
+                "changes": found.changes.to_dict(),
+                "again_in": found.again_in,
+            }
         )
         return 0
     print(
@@ -135,6 +138,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if v.stager:
         print(f"  staged by   {v.stager}")
     print_changes(found.changes)
+    if found.again_in:
+        later = ", ".join(output.short(v) for v in found.again_in)
+        print(f"  the same state was restored later by {later}")
     return 0
 
 
@@ -143,6 +149,14 @@ def cmd_rollback(args: argparse.Namespace) -> int:
     if args.dry_run:
         changes = library.diff(args.agent, library.head() or "", args.version)
         current = library.current_digest(args.agent)
+        if args.expected_digest and not (current or "").removeprefix("sha256:").startswith(
+            parse_digest(args.expected_digest, "--expected-digest")
+        ):
+            raise ConflictError(
+                f"{args.agent!r} changed: --expected-digest {args.expected_digest} is stale; "
+                f"the current digest is {current}",
+                current_digest=current,
+            )
         if args.json:
             output.print_json(
                 {

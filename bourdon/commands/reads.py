@@ -10,7 +10,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from bourdon import output
-from bourdon.cli import library_path
+from bourdon.cli import library_path, report_recovery
 
 if TYPE_CHECKING:
     from bourdon.index import Index
@@ -55,6 +55,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("summary", help="everything the agents know about one project")
     p.add_argument("project", metavar="PROJECT")
     p.add_argument("--limit", type=int, default=20, metavar="N", help="sessions to show (max 100)")
+    p.add_argument("--cursor", metavar="C", help="next_cursor of a previous page of sessions")
     access(p)
     add_json(p)
     p.set_defaults(func=cmd_summary)
@@ -65,7 +66,9 @@ def load_index(args: argparse.Namespace) -> Index:
     from bourdon.library import Library
 
     root = library_path(args)
-    Library.open(root).close()  # says clearly when this is not a library, and reconciles
+    library = Library.open(root)  # says clearly when this is not a library, and reconciles
+    report_recovery(library)
+    library.close()
     index = Index(root.absolute())
     index.refresh()
     return index
@@ -165,7 +168,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
     from bourdon import reads
 
     answer = reads.get_cross_agent_summary(
-        load_index(args), args.project, *levels(args), args.limit
+        load_index(args), args.project, *levels(args), args.limit, args.cursor
     )
     if args.json:
         output.print_json(answer)
@@ -184,10 +187,17 @@ def cmd_summary(args: argparse.Namespace) -> int:
                 for s in answer["recent_sessions"]
             ],
         )
+    if answer["has_more"]:
+        print(f"More sessions: bourdon summary {args.project!r} --cursor {answer['next_cursor']}")
     if answer["workstreams"]:
         print("\nWorkstreams")
         output.table(
             ["NAME", "STATUS", "AGENTS"],
             [[w["name"], w["status"], ", ".join(w["agents"])] for w in answer["workstreams"]],
+        )
+    if answer["notes"]:
+        print("\nNotes")
+        output.table(
+            ["DATE", "AGENT", "NOTE"], [[n["date"], n["agent"], n["text"]] for n in answer["notes"]]
         )
     return 0

@@ -33,6 +33,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if not 0 < args.port < 65536:
         raise InputError(f"--port must be from 1 to 65535, got {args.port}")
+    if args.transport == "http" and not is_loopback(args.host):
+        # Callers are not authenticated yet: every row, private ones included, would be
+        # readable by anyone who can reach the port.
+        raise InputError(
+            f"--host {args.host} is not a loopback address, and this server does not "
+            "authenticate callers; serve on 127.0.0.1 (the default) and reach it through an "
+            "SSH tunnel or another authenticated proxy"
+        )
     root = library_path(args).absolute()
     Library.open(root).close()
     # Logs go to stderr: under stdio, stdout carries the protocol and nothing else.
@@ -59,6 +67,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="on")
     uvicorn.Server(config).run()
     return 0
+
+
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def server_state(server: Any) -> tuple[int, int]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from bourdon import output, yamlio
 from bourdon.cli import library_path, open_library, read_input
-from bourdon.errors import BourdonError, InputError
+from bourdon.errors import BourdonError, InputError, LibraryError
 
 if TYPE_CHECKING:
     from bourdon.library import WriteResult
@@ -77,7 +77,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     else:
         root = library_path(args)
         if not (root / AGENTS).is_dir():
-            raise InputError(f"{root} is not a library; pass files or --library")
+            raise LibraryError(f"{root} is not a library; pass files, or --library PATH")
         paths = sorted((root / AGENTS).glob(f"*{SUFFIX}")) + sorted(
             (root / STAGING).glob(f"*/*{SUFFIX}")
         )
