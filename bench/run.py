@@ -7,8 +7,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_library  # noqa: E402 - after the path is set
-import bench_server  # noqa: E402
+import bench_library
+import bench_server
 
 
 def main() -> int:
