@@ -1,0 +1,312 @@
+"""Keep the docs honest: they must name what the code defines, and nothing of this machine."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bourdon import errors, yamlio
+from bourdon.cli import build_parser
+from bourdon.library import TRAILERS, Library
+from bourdon.schema import load_manifest, row_limits, schema
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+CLI_MD = DOCS / "cli.md"
+LIBRARY_MD = DOCS / "library.md"
+FORMAT_MD = DOCS / "manifest-format.md"
+ARCHITECTURE_MD = DOCS / "architecture.md"
+ALL_DOCS = [README, *sorted(DOCS.glob("*.md"))]
+
+
+def text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def commands(
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """Every parser of the CLI with the words that reach it: (), ("init",), ("staging", "list")..."""
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from commands(sub, (*path, name))
+
+
+COMMANDS = list(commands(build_parser()))
+
+
+def names(path: tuple[str, ...]) -> str:
+    return " ".join(("bourdon", *path))
+
+
+def word(token: str) -> re.Pattern[str]:
+    """``token`` standing alone: ``-f`` must not match inside ``--file`` or ``-foo``."""
+    return re.compile(r"(?<![\w-])" + re.escape(token) + r"(?![\w-])")
+
+
+def section(markdown: str, heading: str) -> str:
+    """The text under a ``## heading`` up to the next heading of the same level."""
+    match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", markdown, re.M | re.S)
+    assert match, f"no '## {heading}' section"
+    return match.group(1)
+
+
+def code_blocks(markdown: str, language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```", markdown, re.M | re.S)
+
+
+# -- docs/cli.md names every command, verb and option ------------------------------------------
+
+
+def test_the_parser_has_the_commands_the_docs_are_about() -> None:
+    paths = {path for path, _ in COMMANDS}
+    assert ("commit",) in paths and ("staging", "promote") in paths
+
+
+@pytest.mark.parametrize("path", [p for p, _ in COMMANDS if p], ids=names)
+def test_every_command_and_verb_has_a_heading_or_synopsis_in_cli_md(path: tuple[str, ...]) -> None:
+    wanted = names(path)
+    pattern = re.compile(rf"^(?:#+ )?`?{re.escape(wanted)}(?=[\s`]|$)", re.M)
+    assert pattern.search(text(CLI_MD)), f"docs/cli.md has no heading or synopsis for '{wanted}'"
+
+
+@pytest.mark.parametrize(
+    ("path", "option"),
+    [
+        (path, option)
+        for path, parser in COMMANDS
+        for action in parser._actions
+        for option in action.option_strings
+    ],
+    ids=lambda value: names(value) if isinstance(value, tuple) else value,
+)
+def test_every_option_of_every_command_is_in_cli_md(path: tuple[str, ...], option: str) -> None:
+    assert word(option).search(text(CLI_MD)), f"'{names(path)}' option {option} is not documented"
+
+
+def test_every_option_with_a_default_shows_that_default_in_cli_md() -> None:
+    doc = text(CLI_MD)
+    for path, parser in COMMANDS:
+        for action in parser._actions:
+            default = action.default
+            if not action.option_strings or default in (None, False, argparse.SUPPRESS):
+                continue
+            rows = [line for line in doc.splitlines() if line.startswith("|")]
+            assert any(
+                word(action.option_strings[0]).search(row) and f"`{default}`" in row for row in rows
+            ), f"'{names(path)} {action.option_strings[0]}' default {default!r} not in a table"
+
+
+def error_classes() -> list[type[errors.BourdonError]]:
+    return [
+        cls
+        for _, cls in inspect.getmembers(errors, inspect.isclass)
+        if issubclass(cls, errors.BourdonError)
+    ]
+
+
+@pytest.mark.parametrize("cls", error_classes(), ids=lambda cls: cls.__name__)
+def test_every_error_class_is_in_the_exit_code_table_with_its_code(
+    cls: type[errors.BourdonError],
+) -> None:
+    row = re.compile(
+        rf"^\| {cls.exit_code} \|.*`{cls.__name__}`.*\| `{cls.code}` \| {cls.status} \|", re.M
+    )
+    assert row.search(text(CLI_MD)), (
+        f"docs/cli.md's exit code table has no row '| {cls.exit_code} | `{cls.__name__}` | "
+        f"`{cls.code}` | {cls.status} |'"
+    )
+
+
+@pytest.mark.parametrize("code", [0, 130])
+def test_the_exit_codes_outside_the_error_tree_are_in_the_table(code: int) -> None:
+    assert re.search(rf"^\| {code} \|", text(CLI_MD), re.M)
+
+
+def test_cli_md_says_how_the_library_path_is_chosen() -> None:
+    doc = text(CLI_MD)
+    for needle in ("--library", "$BOURDON_LIBRARY", "~/agent-library"):
+        assert needle in doc
+
+
+# -- README ------------------------------------------------------------------------------------
+
+
+def test_readme_quick_start_is_make_demo_then_make_test() -> None:
+    quick = section(text(README), "Quick start")
+    blocks = code_blocks(quick, "sh")
+    assert blocks, "the quick start has no sh block"
+    assert [line for line in blocks[0].splitlines() if line.strip()] == ["make demo", "make test"]
+    assert "`make demo`" in quick and "`make test`" in quick
+
+
+def test_readme_names_the_requirements() -> None:
+    readme = text(README)
+    assert "Python >= 3.11" in readme and "git" in readme
+
+
+def test_the_make_targets_the_docs_name_exist() -> None:
+    makefile = text(ROOT / "Makefile")
+    for target in set(re.findall(r"`make (\w+)`", "".join(text(p) for p in ALL_DOCS))):
+        assert re.search(rf"^{target}:", makefile, re.M), f"no make target {target}"
+
+
+# -- docs/library.md ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", TRAILERS)
+def test_every_trailer_is_in_library_md(name: str) -> None:
+    assert word(f"Bourdon-{name}").search(text(LIBRARY_MD))
+
+
+@pytest.mark.parametrize(
+    "method",
+    sorted(
+        name
+        for name, member in vars(Library).items()
+        if not name.startswith("_") and (callable(member) or isinstance(member, classmethod))
+    ),
+)
+def test_every_public_library_method_is_in_library_md(method: str) -> None:
+    assert re.search(rf"`(?:Library\.)?{method}\(", text(LIBRARY_MD)), method
+
+
+# -- docs/manifest-format.md -------------------------------------------------------------------
+
+
+def schema_fields() -> set[str]:
+    full = schema()
+    found = set(full["properties"])
+    for part in ("agent", "visibility_policy"):
+        found |= set(full["properties"][part]["properties"])
+    for definition in full["$defs"].values():
+        found |= set(definition.get("properties", {}))
+    return found
+
+
+@pytest.mark.parametrize("field", sorted(schema_fields()))
+def test_every_schema_field_is_in_manifest_format_md(field: str) -> None:
+    assert f"`{field}`" in text(FORMAT_MD)
+
+
+@pytest.mark.parametrize(("section_name", "limit"), sorted(row_limits().items()))
+def test_row_limits_in_manifest_format_md_match_the_schema(section_name: str, limit: int) -> None:
+    row = re.compile(rf"^\| `{section_name}` \|.*at most ({limit}|{limit:,})\b", re.M)
+    assert row.search(text(FORMAT_MD))
+
+
+def test_yaml_limits_in_manifest_format_md_match_the_reader() -> None:
+    doc = text(FORMAT_MD)
+    assert f"{yamlio.MAX_BYTES // 2**20} MiB ({yamlio.MAX_BYTES:,} bytes)" in doc
+    assert f"at most {yamlio.MAX_DEPTH} levels" in doc
+    assert f"{yamlio.MAX_STRING:,} characters" in doc
+
+
+def test_the_example_manifest_is_valid_and_written_exactly_as_bourdon_writes_it() -> None:
+    example = code_blocks(text(FORMAT_MD), "yaml")[0]
+    manifest = load_manifest(example, what="docs/manifest-format.md example")
+    assert yamlio.dump(manifest.data).decode("utf-8") == example
+
+
+def test_the_commit_input_examples_commit_as_the_docs_say(tmp_path: Path) -> None:
+    cli_example = code_blocks(text(CLI_MD), "yaml")[0]
+    readme_examples = code_blocks(text(README), "yaml")
+    with Library.init(tmp_path / "lib") as library:
+        result = library.commit("example", yamlio.load(cli_example))
+        assert result.created and result.totals["total"] == 4
+        counts = []
+        for example in readme_examples:  # rows.yaml, then more.yaml, as the README runs them
+            result = library.commit("claude-code", yamlio.load(example))
+            counts.append(
+                (result.stats.total_added, result.stats.total_updated, result.totals["total"])
+            )
+        assert counts == [(3, 0, 3), (1, 1, 4)]
+        again = library.commit("claude-code", yamlio.load(readme_examples[-1]))
+        assert again.no_op
+
+
+# -- docs/architecture.md ----------------------------------------------------------------------
+
+
+def allowed_imports() -> dict[str, set[str]]:
+    """The ``ALLOWED`` table that tests/test_architecture.py enforces."""
+    spec = importlib.util.spec_from_file_location(
+        "_architecture", ROOT / "tests" / "test_architecture.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return dict(module.ALLOWED)
+
+
+def documented_imports() -> dict[str, set[str]]:
+    """The rows of architecture.md's 'May import from bourdon' table."""
+    doc = text(ARCHITECTURE_MD)
+    table = doc[doc.index("| Module | May import from bourdon |") :].split("\n\n")[0]
+    found: dict[str, set[str]] = {}
+    for line in table.splitlines()[2:]:
+        modules, allowed = line.strip("|").split("|")[:2]
+        imports = set(re.findall(r"`(\w+)`", allowed))
+        for module in re.findall(r"`(\w+)`", modules):
+            found[module] = imports
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(allowed_imports()))
+def test_architecture_md_lists_what_each_low_layer_may_import(module: str) -> None:
+    if not (ROOT / "bourdon" / f"{module}.py").exists():
+        pytest.skip(f"bourdon/{module}.py does not exist yet")
+    assert documented_imports().get(module) == allowed_imports()[module]
+
+
+@pytest.mark.parametrize(
+    "module",
+    sorted(
+        p.stem for p in (ROOT / "bourdon").glob("*.py") if p.stem not in ("__init__", "__main__")
+    ),
+)
+def test_architecture_md_describes_every_module(module: str) -> None:
+    assert f"`{module}.py`" in text(ARCHITECTURE_MD)
+
+
+# -- every doc ---------------------------------------------------------------------------------
+
+_MACHINE_PATH = re.compile(r"(?<![\w.~<>-])(/work\b|/tmp/|/root\b)")
+
+
+@pytest.mark.parametrize("path", ALL_DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_docs_hold_no_absolute_path_of_this_machine(path: Path) -> None:
+    found = [
+        f"line {n}: {line.strip()}"
+        for n, line in enumerate(text(path).splitlines(), 1)
+        if _MACHINE_PATH.search(line)
+    ]
+    assert found == []
+
+
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a heading."""
+    plain = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return plain.replace(" ", "-")
+
+
+@pytest.mark.parametrize("path", ALL_DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_relative_links_point_at_files_and_headings_that_exist(path: Path) -> None:
+    for target in re.findall(r"\]\(([^)\s]+)\)", text(path)):
+        if re.match(r"\w+://", target):
+            continue
+        file_part, _, anchor = target.partition("#")
+        linked = (path.parent / file_part).resolve() if file_part else path
+        assert linked.exists(), f"{path.name} links to missing {target}"
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", text(linked), re.M)
+            assert anchor in {slug(h) for h in headings}, f"{path.name}: no heading #{anchor}"
