@@ -13,9 +13,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from bourdon.errors import (
+    AuthError,
     BourdonError,
     BusyError,
     ConflictError,
+    ForbiddenError,
     GitError,
     InputError,
     LibraryError,
@@ -32,9 +34,11 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "AuthError",
     "BourdonError",
     "BusyError",
     "ConflictError",
+    "ForbiddenError",
     "GitError",
     "InputError",
     "Library",

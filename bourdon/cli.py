@@ -5,10 +5,12 @@ readable table or, with ``--json``, as JSON on stdout. Errors are one line on st
 ``{"error": ...}`` on stdout with ``--json``); the exit code says what kind of error it was:
 
     0 ok · 1 internal error · 2 bad input or usage · 3 invalid manifest · 4 not found
-    5 conflict (stale expected digest) · 6 library busy · 7 library or git problem · 130 interrupted
+    5 conflict (stale expected digest) · 6 library busy · 7 library or git problem
+    8 not allowed · 130 interrupted
 
-Configuration is read here and nowhere else: ``--library``, else ``$BOURDON_LIBRARY``, else
-``~/agent-library``.
+Configuration is read here (and by the server factory) and nowhere else: ``--library``, else
+``$BOURDON_LIBRARY``, else ``~/agent-library``; ``$BOURDON_HOME``, else ``~/.bourdon``, for
+members and the audit log.
 """
 
 from __future__ import annotations
@@ -32,6 +34,11 @@ Handler = Callable[[argparse.Namespace], int]
 def library_path(args: argparse.Namespace) -> Path:
     chosen = args.library or os.environ.get("BOURDON_LIBRARY") or DEFAULT_LIBRARY
     return Path(chosen).expanduser()
+
+
+def home_path() -> Path:
+    """``$BOURDON_HOME``, else ``~/.bourdon``: members, peers and the audit log."""
+    return Path(os.environ.get("BOURDON_HOME") or "~/.bourdon").expanduser()
 
 
 def open_library(args: argparse.Namespace) -> Any:
@@ -70,7 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="bourdon",
         description="One shared, auditable memory for every AI coding agent.",
         epilog="Exit codes: 0 ok, 1 internal error, 2 bad input, 3 invalid manifest, "
-        "4 not found, 5 conflict, 6 busy, 7 library or git problem, 130 interrupted.",
+        "4 not found, 5 conflict, 6 busy, 7 library or git problem, 8 not allowed, "
+        "130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"bourdon {__version__}")
     parser.add_argument(

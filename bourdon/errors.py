@@ -8,6 +8,8 @@ returns and the HTTP-like status the MCP server reports, so both surfaces map er
     │   ├── ManifestError             exit 3   status 400   YAML that is not a manifest
     │   │   └── SchemaError           exit 3   status 400   fails l5.schema.json (names the path)
     │   └── TooLargeError             exit 2   status 413   over a size, depth or length cap
+    ├── AuthError                     exit 8   status 401   no token, or a wrong or revoked one
+    ├── ForbiddenError                exit 8   status 403   the caller may not do this
     ├── NotFoundError                 exit 4   status 404   unknown agent, version or digest
     ├── ConflictError                 exit 5   status 409   expected_digest is stale
     ├── BusyError                     exit 6   status 503   library lock not free in time
@@ -81,6 +83,22 @@ class TooLargeError(InputError):
 
     status = 413
     code = "too_large"
+
+
+class AuthError(BourdonError):
+    """The request carries no valid credentials (HTTP 401)."""
+
+    exit_code = 8
+    status = 401
+    code = "unauthenticated"
+
+
+class ForbiddenError(BourdonError):
+    """The caller is known but may not do this (HTTP 403)."""
+
+    exit_code = 8
+    status = 403
+    code = "forbidden"
 
 
 class NotFoundError(BourdonError):

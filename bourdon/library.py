@@ -49,7 +49,7 @@ from bourdon.errors import (
 )
 from bourdon.gitrepo import GitRepo, LogEntry
 from bourdon.manifestcache import ManifestCache
-from bourdon.merge import MergeStats, RowChanges, compare, merge
+from bourdon.merge import MergeStats, RowChanges, compare, merge, regenerate
 from bourdon.model import (
     AGENT_TYPES,
     AGENTS_DIR,
@@ -341,6 +341,32 @@ class Library:
         return self._write(
             agent_path(agent_id), agent_id, op or mode, who, compute, expected_digest
         )
+
+    def regenerate(
+        self,
+        agent_id: str,
+        fresh: Mapping[str, Any],
+        *,
+        reader: str,
+        provenance: Provenance | None = None,
+        force: bool = False,
+    ) -> WriteResult:
+        """Write a reader's fresh view of its store: its own rows are replaced, others kept.
+
+        Rows committed through ``commit`` (by any caller) or contributed by another machine's
+        reader carry another ``source`` and survive (DESIGN section 3).
+        """
+        check_agent_id(agent_id)
+        _check_change(agent_id, fresh)
+        who = provenance or Provenance(caller=f"reader:{reader}")
+        source = {"kind": "reader", "name": reader, "machine": who.machine}
+
+        def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
+            if current is None:
+                _require_type(agent_id, fresh)
+            return regenerate(current, _with_id(fresh, agent_id), source)
+
+        return self._write(agent_path(agent_id), agent_id, "export", who, compute, None)
 
     def import_manifest(
         self, raw: bytes, *, what: str = "manifest", provenance: Provenance | None = None

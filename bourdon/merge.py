@@ -284,3 +284,39 @@ def _label(section: str, row: Mapping[str, Any]) -> str:
         return f"{row.get('date') or '(no date)'} | {text[:60]}{'...' if len(text) > 60 else ''}"
     parts = [str(row.get(k) or "") for k in ("date", "cwd", "session_id")]
     return " | ".join(p for p in parts if p) or "(no date)"
+
+
+def regenerate(
+    base: Mapping[str, Any] | None,
+    fresh: Mapping[str, Any],
+    source: Mapping[str, Any],
+) -> tuple[dict[str, Any], MergeStats]:
+    """Replace what one reader on one machine contributed, keep everything else.
+
+    ``fresh`` is a reader's whole view of its store, in the manifest's shape. Rows of
+    ``base`` whose ``source`` is this reader on this machine are dropped and replaced by
+    ``fresh``; rows committed by others, or from other machines, survive (DESIGN section 3).
+    """
+    base = base or {}
+    mine = (source.get("kind"), source.get("name"), source.get("machine"))
+    kept: dict[str, Any] = dict(base)
+    for section in ROW_SECTIONS:
+        rows = base.get(section)
+        if isinstance(rows, list):
+            kept[section] = [r for r in rows if not _from(r, mine)]
+    result, stats = merge(kept, fresh, source=source)
+    for section in ROW_SECTIONS:
+        rows = result.get(section)
+        _recount_replaced(base.get(section), rows if isinstance(rows, list) else [], section,
+                          stats)
+        before = {row_key(section, r) for r in base.get(section) or [] if isinstance(r, Mapping)}
+        after = {row_key(section, r) for r in result.get(section) or [] if isinstance(r, Mapping)}
+        stats.removed[section] = len(before - after)
+    return result, stats
+
+
+def _from(row: object, mine: tuple[Any, Any, Any]) -> bool:
+    if not isinstance(row, Mapping) or not isinstance(row.get("source"), Mapping):
+        return False
+    src = row["source"]
+    return (src.get("kind"), src.get("name"), src.get("machine")) == mine

@@ -22,7 +22,7 @@ from typing import Any, Final, TypeVar
 from bourdon.errors import InputError, NotFoundError
 from bourdon.index import EntityRow, Index, Match, NoteRow, SessionRow, WorkstreamRow
 from bourdon.model import Visibility, check_agent_id, fold
-from bourdon.visibility import Access, filter_manifest, resolve
+from bourdon.visibility import OPEN, Access, Scope, filter_manifest, resolve
 
 DEFAULT_LIMIT: Final = 20
 MAX_LIMIT: Final = 100
@@ -41,7 +41,11 @@ T = TypeVar("T")
 
 def meta(index: Index, access: Access | None = None, **extra: Any) -> dict[str, Any]:
     """The ``meta`` object every answer carries: level, bounds, counts, warnings."""
-    warnings = sorted(index.problems.values())
+    warnings = sorted(
+        text
+        for name, text in index.problems.items()
+        if access is None or access.allows_agent(name.removesuffix(".l5.yaml"))
+    )
     if access is not None and access.warning:
         warnings.insert(0, access.warning)
     out: dict[str, Any] = {}
@@ -60,16 +64,18 @@ def require_text(value: object, what: str, example: str) -> str:
     return value.strip()
 
 
-def require_agent(index: Index, agent: object) -> str:
+def require_agent(index: Index, agent: object, access: Access | None = None) -> str:
+    """A known agent id the caller may read; the 404 names only agents it may see."""
     agent_id = check_agent_id(agent, "agent")
-    if agent_id not in index.agents:
-        known = ", ".join(sorted(index.agents)) or "none yet"
+    visible = [a for a in sorted(index.agents) if access is None or access.allows_agent(a)]
+    if agent_id not in visible:
+        known = ", ".join(visible) or "none yet"
         raise NotFoundError(f"no agent {agent_id!r} in this library; known agents: {known}")
     return agent_id
 
 
-def optional_agent(index: Index, agent: object) -> str | None:
-    return None if agent is None or agent == "" else require_agent(index, agent)
+def optional_agent(index: Index, agent: object, access: Access | None = None) -> str | None:
+    return None if agent is None or agent == "" else require_agent(index, agent, access)
 
 
 def clamp_limit(limit: object, default: int = DEFAULT_LIMIT, most: int = MAX_LIMIT) -> int:
@@ -174,7 +180,7 @@ def group_matches(matches: Iterable[Match], access: Access) -> list[dict[str, An
     rank = {"exact": 0, "alias": 1, "fuzzy": 2}
     for m in matches:
         row = m.row
-        if not access.sees(row.visibility):
+        if not access.allows(row):
             continue
         group = groups.setdefault(
             fold(row.name),
@@ -215,11 +221,16 @@ def _add(items: list[Any], item: Any) -> None:
 
 
 def find_entity(
-    index: Index, name: object, access_level: str | None = "public", include_private: bool = False
+    index: Index,
+    name: object,
+    access_level: str | None = "public",
+    include_private: bool = False,
+    *,
+    scope: Scope = OPEN,
 ) -> dict[str, Any]:
     """Entities by name across agents: exact, alias, then near misses, each saying how."""
     query = require_text(name, "name", "bourdon")
-    access = resolve(access_level, include_private)
+    access = resolve(access_level, include_private, scope=scope)
     groups = group_matches(index.match(query), access)
     shown = groups[:MAX_MATCHES]
     return {
@@ -243,11 +254,13 @@ def query_agent_memory(
     topic: object,
     access_level: str | None = "public",
     include_private: bool = False,
+    *,
+    scope: Scope = OPEN,
 ) -> dict[str, Any]:
     """One agent's entities that match a topic (by name, alias or near miss)."""
-    agent_id = require_agent(index, agent)
+    access = resolve(access_level, include_private, scope=scope)
+    agent_id = require_agent(index, agent, access)
     query = require_text(topic, "topic", "ledgerline")
-    access = resolve(access_level, include_private)
     groups = group_matches((m for m in index.match(query) if m.row.agent == agent_id), access)
     shown = groups[:MAX_MATCHES]
     return {
@@ -293,16 +306,18 @@ def list_recent_work(
     limit: int | None = None,
     cursor: str | None = None,
     summary: bool = False,
+    *,
+    scope: Scope = OPEN,
 ) -> dict[str, Any]:
     """A page of sessions across agents (or one), newest first, 14-day default window."""
-    access = resolve(access_level, include_private)
-    agent_id = optional_agent(index, agent)
+    access = resolve(access_level, include_private, scope=scope)
+    agent_id = optional_agent(index, agent, access)
     size = clamp_limit(limit)
     start, after = window(since, cursor, "sessions")
     rows = (
         s
         for s in index.sessions
-        if access.sees(s.visibility)
+        if access.allows(s)
         and (agent_id is None or s.agent == agent_id)
         and s.date
         and (start is None or s.date >= start)
@@ -332,16 +347,18 @@ def list_notes(
     include_private: bool = False,
     limit: int | None = None,
     cursor: str | None = None,
+    *,
+    scope: Scope = OPEN,
 ) -> dict[str, Any]:
     """A page of freestanding notes, paginated exactly like ``list_recent_work``."""
-    access = resolve(access_level, include_private)
-    agent_id = optional_agent(index, agent)
+    access = resolve(access_level, include_private, scope=scope)
+    agent_id = optional_agent(index, agent, access)
     size = clamp_limit(limit)
     start, after = window(since, cursor, "notes")
     rows = (
         n
         for n in index.notes
-        if access.sees(n.visibility)
+        if access.allows(n)
         and (agent_id is None or n.agent == agent_id)
         and n.date
         and (start is None or n.date >= start)
@@ -381,10 +398,12 @@ def list_workstreams(
     agent: str | None = None,
     access_level: str | None = "public",
     include_private: bool = False,
+    *,
+    scope: Scope = OPEN,
 ) -> dict[str, Any]:
     """Workstreams across agents, deduplicated by name (not paginated: a small, bounded set)."""
-    access = resolve(access_level, include_private)
-    agent_id = optional_agent(index, agent)
+    access = resolve(access_level, include_private, scope=scope)
+    agent_id = optional_agent(index, agent, access)
     if status not in (None, "") and status not in WORKSTREAM_STATUSES:
         raise InputError(
             f"status {status!r} is not one of {', '.join(WORKSTREAM_STATUSES)}; "
@@ -393,7 +412,7 @@ def list_workstreams(
     rows = [
         w
         for w in index.workstreams
-        if access.sees(w.visibility)
+        if access.allows(w)
         and (agent_id is None or w.agent == agent_id)
         and (not status or w.status == status)
     ]
@@ -449,6 +468,8 @@ def get_cross_agent_summary(
     include_private: bool = False,
     limit: int | None = None,
     cursor: str | None = None,
+    *,
+    scope: Scope = OPEN,
 ) -> dict[str, Any]:
     """Everything the federation knows about a project: agents, sessions, entities, and more.
 
@@ -456,29 +477,29 @@ def get_cross_agent_summary(
     are paginated like ``list_recent_work`` (without a default window).
     """
     query = require_text(project, "project", "ledgerline")
-    access = resolve(access_level, include_private)
+    access = resolve(access_level, include_private, scope=scope)
     size = clamp_limit(limit)
     after = decode_cursor(cursor, "summary")[0] if cursor not in (None, "") else None
-    exact = [m for m in index.match(query, fuzzy=False) if access.sees(m.row.visibility)]
+    exact = [m for m in index.match(query, fuzzy=False) if access.allows(m.row)]
     names = {fold(query)} | {fold(m.row.name) for m in exact}
     names |= {fold(a) for m in exact for a in m.row.aliases}
     sessions = [
         s
         for s in index.sessions
-        if access.sees(s.visibility) and any(fold(f) in names for f in s.project_focus)
+        if access.allows(s) and any(fold(f) in names for f in s.project_focus)
     ]
     chosen, more = page(sessions, lambda s: s.key, after, size)
     entities = group_matches(exact, access)
     workstreams = merge_workstreams(
         w
         for w in index.workstreams
-        if access.sees(w.visibility)
+        if access.allows(w)
         and (fold(w.name) in names or any(fold(r) in names for r in w.related_entities))
     )
     notes = [
         note_dict(n)
         for n in index.notes
-        if access.sees(n.visibility) and any(fold(r) in names for r in n.related_entities)
+        if access.allows(n) and any(fold(r) in names for r in n.related_entities)
     ][:size]
     agents = sorted(
         {s.agent for s in sessions}
@@ -507,10 +528,12 @@ def get_cross_agent_summary(
 # -- agents ------------------------------------------------------------------------------
 
 
-def list_agents(index: Index, federation_hop: int = 0) -> dict[str, Any]:
-    """Agent ids this server knows."""
-    agents = sorted(index.agents)
-    return {"agents": agents, "meta": meta(index, count=len(agents))}
+def list_agents(index: Index, federation_hop: int = 0, *, scope: Scope = OPEN) -> dict[str, Any]:
+    """Agent ids this server knows (those the caller may read)."""
+    access = resolve("public", False, scope=scope)
+    agents = [a for a in sorted(index.agents) if access.allows_agent(a)]
+    problems = meta(index, access)["warnings"]
+    return {"agents": agents, "meta": {"count": len(agents), "warnings": problems}}
 
 
 def agent_details(index: Index, access: Access) -> list[dict[str, Any]]:
@@ -518,17 +541,17 @@ def agent_details(index: Index, access: Access) -> list[dict[str, Any]]:
     out = []
     for agent_id in sorted(index.agents):
         view = index.agents[agent_id]
-        visible_sessions = [s for s in view.sessions if access.sees(s.visibility)]
+        visible_sessions = [s for s in view.sessions if access.allows(s)]
         out.append(
             {
                 "id": agent_id,
                 "type": view.agent.get("type"),
                 "instance": view.agent.get("instance"),
                 "last_updated": view.data.get("last_updated"),
-                "entities": sum(access.sees(e.visibility) for e in view.entities),
+                "entities": sum(access.allows(e) for e in view.entities),
                 "sessions": len(visible_sessions),
-                "workstreams": sum(access.sees(w.visibility) for w in view.workstreams),
-                "notes": sum(access.sees(n.visibility) for n in view.notes),
+                "workstreams": sum(access.allows(w) for w in view.workstreams),
+                "notes": sum(access.allows(n) for n in view.notes),
                 "freshest_session": max((s.date for s in visible_sessions if s.date), default=None),
                 "digest": view.digest,
             }
@@ -537,12 +560,18 @@ def agent_details(index: Index, access: Access) -> list[dict[str, Any]]:
 
 
 def export_agents(
-    index: Index, machine: str | None = None, level: Visibility = Visibility.TEAM
+    index: Index,
+    machine: str | None = None,
+    level: Visibility = Visibility.TEAM,
+    *,
+    scope: Scope = OPEN,
 ) -> dict[str, Any]:
     """This server's own agents as the ``bourdon.agents/v1`` envelope; never asks peers."""
     name = machine or socket.gethostname()
     agents = []
     for agent_id in sorted(index.agents):
+        if scope.agents is not None and agent_id not in scope.agents:
+            continue
         view = index.agents[agent_id]
         sessions = sorted(
             (s for s in view.sessions if s.visibility <= level), key=lambda s: s.key, reverse=True
@@ -573,6 +602,8 @@ def export_agents(
             }
         )
     for problem in sorted(index.problems):
+        if scope.agents is not None and problem.removesuffix(".l5.yaml") not in scope.agents:
+            continue
         agents.append(
             {
                 "id": problem.removesuffix(".l5.yaml"),
@@ -602,16 +633,20 @@ def export_agents(
 # -- resources ---------------------------------------------------------------------------
 
 
-def agent_memory(index: Index, agent_id: object, level: Visibility) -> dict[str, Any]:
+def agent_memory(
+    index: Index, agent_id: object, level: Visibility, *, scope: Scope = OPEN
+) -> dict[str, Any]:
     """One agent's manifest with the rows above ``level`` removed."""
-    found = require_agent(index, agent_id)
+    found = require_agent(index, agent_id, resolve(str(level), True, scope=scope))
     return filter_manifest(index.agents[found].data, level)
 
 
-def entity_view(index: Index, name: object, level: Visibility) -> list[dict[str, Any]]:
+def entity_view(
+    index: Index, name: object, level: Visibility, *, scope: Scope = OPEN
+) -> list[dict[str, Any]]:
     """The cross-agent view of one entity by name (exact and alias matches)."""
     query = require_text(name, "name", "bourdon")
-    access = Access(level, str(level), level is Visibility.PRIVATE)
+    access = resolve(str(level), True, scope=scope)
     return group_matches(index.match(query, fuzzy=False), access)
 
 

@@ -1,9 +1,12 @@
 """The L6 MCP server: ``create_server(library_path)`` -> an ``MCPServer`` over one library.
 
-Tools are thin: refresh the index (a few microseconds when nothing changed), call the matching
-function of ``bourdon.reads`` and return its dict. A ``BourdonError`` becomes an MCP tool error
-whose structured content is ``{"error": {"code", "status", "message", "retryable"}}``; anything
-unexpected becomes the same with status 500 and is logged, never raised through to the client.
+Every tool and resource goes through one ``Guard``: it learns who is calling (the local
+operator on stdio, a member authenticated by ``httpgate`` over HTTP), asks ``policy`` whether
+that caller may do this, appends one line to the audit log either way, and only then runs the
+matching function of ``bourdon.reads`` or ``bourdon.writes``. A ``BourdonError`` becomes an MCP
+tool error whose structured content is ``{"error": {"code", "status", "message",
+"retryable"}}``; anything unexpected becomes the same with status 500 and is logged, never
+raised through to the client.
 
 Names, parameters and defaults follow the Bourdon tool reference exactly; extra keys (``meta``,
 match kinds) and extra optional parameters are additive.
@@ -14,25 +17,36 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, cast
 
+import anyio
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from bourdon import __version__, reads
-from bourdon.errors import BourdonError
+from bourdon import __version__, policy, reads, writes
+from bourdon.audit import AuditLog
+from bourdon.errors import BourdonError, ForbiddenError, InputError
+from bourdon.httpgate import current_caller
 from bourdon.index import Index
+from bourdon.library import Library, Provenance
 from bourdon.model import Visibility
+from bourdon.trust import Caller, MemberRegistry
+from bourdon.visibility import Scope
 
 log = logging.getLogger("bourdon.server")
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
 INSTRUCTIONS = (
     "bourdon is the shared memory of the user's AI coding agents. Use find_entity to learn "
     "what any agent knows about a project, person, library or decision; list_recent_work for "
-    "what was done lately; get_cross_agent_summary for everything about one project."
+    "what was done lately; get_cross_agent_summary for everything about one project; "
+    "commit_to_federation to share something worth remembering."
 )
 
 
@@ -49,21 +63,86 @@ class _Internal(BourdonError):
     """Stands for an unexpected failure in an answer: status 500, no details leaked."""
 
 
-async def answer(index: Index, read: Callable[[], Any]) -> dict[str, Any]:
-    """Run one read against a fresh index, turning every failure into a tool error.
+def bourdon_home() -> Path:
+    """``$BOURDON_HOME``, else ``~/.bourdon``: members, peers, the audit log."""
+    return Path(os.environ.get("BOURDON_HOME") or "~/.bourdon").expanduser()
 
-    A tool error is a ``CallToolResult``, which the SDK passes through unchanged although the
-    tools are typed as returning their answer dict (that type drives their output schema).
-    """
-    try:
-        index.refresh()
-        return cast(dict[str, Any], read())
-    except BourdonError as exc:
-        failure = error_result(exc)
-    except Exception:
-        log.exception("unexpected failure while answering a tool call")
-        failure = error_result(_Internal("bourdon failed to answer; the server log says why"))
-    return cast(dict[str, Any], failure)
+
+class Guard:
+    """Authorize, audit, answer: what every tool and resource does around its own work."""
+
+    def __init__(
+        self, index: Index, library: Library, registry: MemberRegistry, audit: AuditLog | None
+    ) -> None:
+        self.index = index
+        self.library = library
+        self.registry = registry
+        self.audit = audit
+
+    async def run(
+        self,
+        op: str,
+        namespace: str | None,
+        work: Callable[[Caller, policy.Decision], Any],
+        *,
+        thread: bool = False,
+    ) -> dict[str, Any]:
+        caller = current_caller()
+        decision = policy.decide(caller, op, namespace)
+        outcome: Any
+        try:
+            if not decision.allowed:
+                denied = ForbiddenError if decision.status == 403 else InputError
+                raise denied(decision.reason)
+            self.index.refresh()
+            if thread:
+                outcome = await anyio.to_thread.run_sync(lambda: work(caller, decision))
+            else:
+                outcome = work(caller, decision)
+            status, detail = 200, decision.reason
+        except BourdonError as exc:
+            outcome, status, detail = error_result(exc), exc.status, exc.message
+        except Exception:
+            log.exception("unexpected failure while answering %s", op)
+            outcome = error_result(_Internal("bourdon failed to answer; the server log says why"))
+            status, detail = 500, "internal error"
+        self.record(caller, op, namespace, decision.allowed and status < 400, status, detail)
+        # A tool error is a CallToolResult, which the SDK passes through unchanged although
+        # the tools are typed as returning their answer dict (that type drives outputSchema).
+        return cast(dict[str, Any], outcome)
+
+    def record(
+        self,
+        caller: Caller,
+        op: str,
+        namespace: str | None,
+        allowed: bool,
+        status: int,
+        detail: str,
+    ) -> None:
+        if self.audit is None:
+            return
+        try:
+            self.audit.append(
+                caller=caller.id,
+                tier=caller.tier,
+                transport=caller.transport,
+                op=op,
+                namespace=namespace,
+                decision="allow" if allowed else "deny",
+                status=status,
+                detail=detail,
+            )
+        except OSError:
+            log.exception("could not append to the audit log")
+
+
+def scope_of(caller: Caller) -> Scope:
+    return Scope(caller.readable(), caller.transport == "stdio")
+
+
+def provenance_of(caller: Caller, session_id: str | None, transcript_ref: str | None) -> Provenance:
+    return Provenance(caller=caller.id, session=session_id, transcript=transcript_ref)
 
 
 def _watch(index: Index) -> Callable[[], None]:
@@ -93,16 +172,24 @@ def _watch(index: Index) -> Callable[[], None]:
 
 
 def create_server(
-    library: str | Path, *, index: Index | None = None, watch: bool = True
+    library: str | Path,
+    *,
+    index: Index | None = None,
+    watch: bool = True,
+    home: Path | None = None,
 ) -> MCPServer:
     """An MCP server answering from the library at ``library``.
 
-    ``index`` may be shared with the caller (tests, benchmarks); ``watch`` starts a file
-    watcher for the server's lifetime.
+    ``home`` holds the members and the audit log (default ``$BOURDON_HOME``, else
+    ``~/.bourdon``). ``index`` may be shared with the caller (tests, benchmarks); ``watch``
+    starts a file watcher for the server's lifetime.
     """
     root = Path(library).expanduser().absolute()
+    home = home or bourdon_home()
     idx = index or Index(root)
     idx.refresh()
+    registry = MemberRegistry(home)
+    guard = Guard(idx, Library.open(root), registry, AuditLog(home))
 
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:
@@ -119,14 +206,17 @@ def create_server(
         log_level="WARNING",
         lifespan=lifespan,
     )
-    register_read_tools(server, idx)
-    register_resources(server, idx)
+    register_read_tools(server, guard)
+    register_write_tools(server, guard)
+    register_resources(server, guard)
     server.bourdon_index = idx  # type: ignore[attr-defined]  # for the startup line and tests
+    server.bourdon_guard = guard  # type: ignore[attr-defined]
     return server
 
 
-def register_read_tools(server: MCPServer, index: Index) -> None:
+def register_read_tools(server: MCPServer, guard: Guard) -> None:
     tool = server.tool(annotations=READ_ONLY)
+    index = guard.index
 
     @tool
     async def find_entity(
@@ -137,14 +227,18 @@ def register_read_tools(server: MCPServer, index: Index) -> None:
     ) -> dict[str, Any]:
         """Find an entity by name across all agents.
 
-        Exact and case-insensitive names and aliases come first, then close misspellings;
-        each match says how it matched (exact, alias, fuzzy) and with what score.
-        include_private defaults to False: private rows need access_level='private' and
-        include_private=True. federation_hop is the depth-1 guard peers pass; end clients
-        leave it at 0.
+        Exact and case-insensitive names and aliases first; when none matches, close
+        misspellings. Each match says how it matched (exact, alias, fuzzy) and with what
+        score. include_private defaults to False: private rows need access_level='private'
+        and include_private=True, and are only ever shown to the local operator.
+        federation_hop is the depth-1 guard peers pass; end clients leave it at 0.
         """
-        return await answer(
-            index, lambda: reads.find_entity(index, name, access_level, include_private)
+        return await guard.run(
+            "find_entity",
+            None,
+            lambda c, d: reads.find_entity(
+                index, name, access_level, include_private, scope=scope_of(c)
+            ),
         )
 
     @tool
@@ -158,9 +252,12 @@ def register_read_tools(server: MCPServer, index: Index) -> None:
 
         Returns {"agent", "matches"}; an unknown agent is a 404 error.
         """
-        return await answer(
-            index,
-            lambda: reads.query_agent_memory(index, agent, topic, access_level, include_private),
+        return await guard.run(
+            "query_agent_memory",
+            agent,
+            lambda c, d: reads.query_agent_memory(
+                index, agent, topic, access_level, include_private, scope=scope_of(c)
+            ),
         )
 
     @tool
@@ -178,10 +275,11 @@ def register_read_tools(server: MCPServer, index: Index) -> None:
         one of its aliases (paginated: limit default 20, max 100, next_cursor/has_more), the
         entity matches, and related workstreams and notes.
         """
-        return await answer(
-            index,
-            lambda: reads.get_cross_agent_summary(
-                index, project, access_level, include_private, limit, cursor
+        return await guard.run(
+            "get_cross_agent_summary",
+            None,
+            lambda c, d: reads.get_cross_agent_summary(
+                index, project, access_level, include_private, limit, cursor, scope=scope_of(c)
             ),
         )
 
@@ -203,10 +301,19 @@ def register_read_tools(server: MCPServer, index: Index) -> None:
         page's next_cursor until has_more is false. summary: omit key_actions and
         files_touched.
         """
-        return await answer(
-            index,
-            lambda: reads.list_recent_work(
-                index, since, agent, access_level, include_private, limit, cursor, summary
+        return await guard.run(
+            "list_recent_work",
+            agent or None,
+            lambda c, d: reads.list_recent_work(
+                index,
+                since,
+                agent,
+                access_level,
+                include_private,
+                limit,
+                cursor,
+                summary,
+                scope=scope_of(c),
             ),
         )
 
@@ -222,9 +329,12 @@ def register_read_tools(server: MCPServer, index: Index) -> None:
         status: active / paused / done / archived, or omit for all. Not paginated: the set
         is small and bounded (at most 200 per agent). Local store only.
         """
-        return await answer(
-            index,
-            lambda: reads.list_workstreams(index, status, agent, access_level, include_private),
+        return await guard.run(
+            "list_workstreams",
+            agent or None,
+            lambda c, d: reads.list_workstreams(
+                index, status, agent, access_level, include_private, scope=scope_of(c)
+            ),
         )
 
     @tool
@@ -240,17 +350,22 @@ def register_read_tools(server: MCPServer, index: Index) -> None:
 
         Pagination and the default 14-day window mirror list_recent_work. Local store only.
         """
-        return await answer(
-            index,
-            lambda: reads.list_notes(
-                index, since, agent, access_level, include_private, limit, cursor
+        return await guard.run(
+            "list_notes",
+            agent or None,
+            lambda c, d: reads.list_notes(
+                index, since, agent, access_level, include_private, limit, cursor, scope=scope_of(c)
             ),
         )
 
     @tool
     async def list_agents(federation_hop: int = 0) -> dict[str, Any]:
         """List agent IDs known to this L6 server."""
-        return await answer(index, lambda: reads.list_agents(index, federation_hop))
+        return await guard.run(
+            "list_agents",
+            None,
+            lambda c, d: reads.list_agents(index, federation_hop, scope=scope_of(c)),
+        )
 
     @tool
     async def export_agents() -> dict[str, Any]:
@@ -259,12 +374,139 @@ def register_read_tools(server: MCPServer, index: Index) -> None:
         Each agent is tagged source=<this machine>, source_kind="local"; private sessions are
         left out. This tool never asks peers: the federated export is assembled by the caller.
         """
-        return await answer(index, lambda: reads.export_agents(index))
+        return await guard.run(
+            "export_agents", None, lambda c, d: reads.export_agents(index, scope=scope_of(c))
+        )
+
+    @tool
+    async def list_memory_versions(agent_id: str, limit: int | None = None) -> dict[str, Any]:
+        """Prior states of one agent's memory, newest first: the undo history.
+
+        Each row carries an opaque version_id to pass to rollback_agent_memory and a digest8
+        that joins to explain_memory_change. limit: default 20, at most 100.
+        """
+        return await guard.run(
+            "list_memory_versions",
+            agent_id,
+            lambda c, d: writes.list_memory_versions(guard.library, agent_id, limit),
+            thread=True,
+        )
+
+    @tool
+    async def explain_memory_change(agent_id: str, digest: str) -> dict[str, Any]:
+        """Which write produced a given state of an agent's memory, and what it changed.
+
+        Pass a manifest digest or a version's digest8. session_id and transcript_ref are
+        caller-asserted and unverified; the recorded caller identity is not.
+        """
+        return await guard.run(
+            "explain_memory_change",
+            agent_id,
+            lambda c, d: writes.explain_memory_change(guard.library, agent_id, digest),
+            thread=True,
+        )
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+    async def describe_caller() -> dict[str, Any]:
+        """Describe the calling member: identity, tier, grants and what its writes do."""
+        return await guard.run("describe_caller", None, lambda c, d: describe(c))
 
 
-def register_resources(server: MCPServer, index: Index) -> None:
-    async def as_json(read: Callable[[], Any]) -> str:
-        outcome: Any = await answer(index, read)
+def describe(caller: Caller) -> dict[str, Any]:
+    readable = caller.readable()
+    return {
+        "member_id": caller.id,
+        "tier": caller.tier,
+        "transport": caller.transport,
+        "authenticated": caller.transport != "stdio",
+        "grants": sorted(caller.grants),
+        "readable_namespaces": "all" if readable is None else sorted(readable),
+        "writes": "live" if caller.trusted else "staged for review",
+        "writable_namespaces": "all" if caller.trusted else [caller.id],
+        "can_rollback": caller.trusted,
+        "private_rows": "visible on request" if caller.transport == "stdio" else "never",
+    }
+
+
+def register_write_tools(server: MCPServer, guard: Guard) -> None:
+    @server.tool(annotations=WRITE)
+    async def commit_to_federation(
+        agent_id: str,
+        agent_type: str | None = None,
+        instance: str | None = None,
+        role_narrative: str | None = None,
+        entities: list[dict[str, Any]] | None = None,
+        sessions: list[dict[str, Any]] | None = None,
+        workstreams: list[dict[str, Any]] | None = None,
+        notes: list[dict[str, Any]] | None = None,
+        mode: str = "merge",
+        session_id: str | None = None,
+        transcript_ref: str | None = None,
+        expected_digest: str | None = None,
+    ) -> dict[str, Any]:
+        """Write a contribution to the federation under agent_id, as one git commit.
+
+        mode "merge" (default) unions rows with the manifest (entities by name ignoring case,
+        sessions by date + cwd + session id, workstreams by name, notes by date + text; list
+        fields unioned, other fields overwritten); "replace" writes only what is given and is
+        destructive. agent_type is needed for a new agent. A result identical to the current
+        manifest writes nothing and answers no_op with the unchanged digest. expected_digest
+        guards against lost updates (a stale one is a 409 carrying the current digest).
+        session_id and transcript_ref are recorded as provenance. Quarantined members may
+        write only their own agent id, and their writes wait in staging until the operator
+        promotes them.
+        """
+
+        def work(caller: Caller, decision: policy.Decision) -> dict[str, Any]:
+            change = writes.build_change(
+                agent_type, instance, role_narrative, entities, sessions, workstreams, notes
+            )
+            return writes.commit_to_federation(
+                guard.library,
+                agent_id,
+                change,
+                mode=mode,
+                expected_digest=expected_digest,
+                provenance=provenance_of(caller, session_id, transcript_ref),
+                staged=decision.staged,
+            )
+
+        return await guard.run("commit_to_federation", agent_id, work, thread=True)
+
+    @server.tool(annotations=WRITE)
+    async def rollback_agent_memory(
+        agent_id: str,
+        version_id: str,
+        expected_digest: str | None = None,
+        session_id: str | None = None,
+        confirm: bool = False,
+    ) -> dict[str, Any]:
+        """Restore an archived version of an agent's memory. TRUSTED ONLY.
+
+        Discards every contribution made after the chosen version. Without expected_digest
+        or confirm=true this only previews what would change and the current digest to pass
+        back; nothing is written. The restore is itself a new version, so it can be undone.
+        """
+        return await guard.run(
+            "rollback_agent_memory",
+            agent_id,
+            lambda c, d: writes.rollback_agent_memory(
+                guard.library,
+                agent_id,
+                version_id,
+                expected_digest=expected_digest,
+                confirm=confirm,
+                provenance=provenance_of(c, session_id, None),
+            ),
+            thread=True,
+        )
+
+
+def register_resources(server: MCPServer, guard: Guard) -> None:
+    index = guard.index
+
+    async def as_json(op: str, namespace: str | None, read: Callable[[Caller], Any]) -> str:
+        outcome: Any = await guard.run(op, namespace, lambda c, d: read(c))
         if isinstance(outcome, CallToolResult):
             outcome = outcome.structured_content
         return json.dumps(outcome, ensure_ascii=False)
@@ -272,14 +514,24 @@ def register_resources(server: MCPServer, index: Index) -> None:
     @server.resource("agent-library://agents", mime_type="application/json")
     async def list_agents_resource() -> str:
         """List of all agent IDs known to the federation."""
-        return await as_json(lambda: sorted(index.agents))
+        return await as_json(
+            "resource:agents", None, lambda c: reads.list_agents(index, scope=scope_of(c))["agents"]
+        )
 
     @server.resource("agent-library://agents/{agent_id}/memory", mime_type="application/json")
     async def get_agent_memory_resource(agent_id: str) -> str:
         """Full visibility-filtered (public) L5 manifest of one agent; {"error"} if unknown."""
-        return await as_json(lambda: reads.agent_memory(index, agent_id, Visibility.PUBLIC))
+        return await as_json(
+            "resource:agent_memory",
+            agent_id,
+            lambda c: reads.agent_memory(index, agent_id, Visibility.PUBLIC, scope=scope_of(c)),
+        )
 
     @server.resource("agent-library://entities/{name}", mime_type="application/json")
     async def get_entity_resource(name: str) -> str:
         """Cross-agent view of one entity by name (public rows)."""
-        return await as_json(lambda: reads.entity_view(index, name, Visibility.PUBLIC))
+        return await as_json(
+            "resource:entity",
+            None,
+            lambda c: reads.entity_view(index, name, Visibility.PUBLIC, scope=scope_of(c)),
+        )

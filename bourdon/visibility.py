@@ -11,36 +11,79 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from bourdon.model import ROW_SECTIONS, Manifest, Visibility, row_visibility
 
 
+class Row(Protocol):
+    @property
+    def agent(self) -> str: ...
+
+    @property
+    def visibility(self) -> int: ...
+
+
 @dataclass(frozen=True)
 class Access:
-    """The level a request is answered at, and why, for the answer's ``meta``."""
+    """What a request may see: a visibility level and, for quarantined callers, namespaces."""
 
     level: Visibility
     requested: str
     include_private: bool
     warning: str | None = None
+    agents: frozenset[str] | None = None  # None: every namespace
 
     def sees(self, visibility: int) -> bool:
         return visibility <= self.level
+
+    def allows_agent(self, agent: str) -> bool:
+        return self.agents is None or agent in self.agents
+
+    def allows(self, row: Row) -> bool:
+        """A row is shown only if both its visibility and its namespace allow it."""
+        return row.visibility <= self.level and (self.agents is None or row.agent in self.agents)
 
     def to_meta(self) -> dict[str, Any]:
         return {"access_level": str(self.level), "requested_access_level": self.requested}
 
 
-def resolve(access_level: str | None, include_private: bool, default: str = "public") -> Access:
-    """Parse ``access_level`` (400 on anything but public/team/private) and apply the guard."""
+@dataclass(frozen=True)
+class Scope:
+    """What the caller's identity allows, whatever it asks: namespaces, and whether it is local.
+
+    ``agents`` None means every namespace. Callers over the network are not ``local``.
+    """
+
+    agents: frozenset[str] | None = None
+    local: bool = True
+
+
+OPEN = Scope()
+
+
+def resolve(
+    access_level: str | None,
+    include_private: bool,
+    default: str = "public",
+    *,
+    scope: Scope = OPEN,
+) -> Access:
+    """Parse ``access_level`` (400 on anything but public/team/private) and apply the guards.
+
+    Callers over the network are answered at team at most: private rows never leave the
+    machine. The scope's ``agents`` limits the namespaces seen.
+    """
     requested = default if access_level is None else access_level
     level = Visibility.parse(requested, "access_level")
     warning = None
     if level is Visibility.PRIVATE and not include_private:
         level = Visibility.TEAM
         warning = "private rows are shown only with include_private=true; answered at team"
-    return Access(level, str(requested), bool(include_private), warning)
+    elif level is Visibility.PRIVATE and not scope.local:
+        level = Visibility.TEAM
+        warning = "private rows never leave this machine; answered at team"
+    return Access(level, str(requested), bool(include_private), warning, scope.agents)
 
 
 def filter_manifest(data: Mapping[str, Any], level: Visibility) -> dict[str, Any]:

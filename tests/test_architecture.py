@@ -24,6 +24,9 @@ ALLOWED: dict[str, set[str]] = {
     "gitrepo": {"errors"},
     "manifestcache": {"schema", "yamlio", "resources"},
     "library": {"errors", "model", "yamlio", "schema", "digest", "merge", "gitrepo", "manifestcache"},
+    "trust": {"errors", "model", "yamlio"},
+    "audit": set(),
+    "policy": {"trust"},
 }
 LOW_LAYERS = set(ALLOWED)
 MID_LAYERS = {"index", "trust", "federation", "export", "library"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -522,24 +523,16 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def http_server(sample_root: Path, tmp_path: Path) -> Iterator[str]:
+def http_server(sample_root: Path, tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """A real `bourdon serve --transport http` on 127.0.0.1, and a trusted member's token."""
+    from bourdon.trust import MemberRegistry
+
+    token = MemberRegistry(tmp_path / ".bourdon").add("laptop", "trusted")
     port = free_port()
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bourdon",
-            "--library",
-            str(sample_root),
-            "serve",
-            "--transport",
-            "http",
-            "--port",
-            str(port),
-        ],
-        env=child_env(tmp_path),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        [sys.executable, "-m", "bourdon", "--library", str(sample_root), "serve",
+         "--transport", "http", "--port", str(port)],
+        env=child_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     try:
         deadline = time.monotonic() + 30
@@ -550,7 +543,7 @@ def http_server(sample_root: Path, tmp_path: Path) -> Iterator[str]:
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
             time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", token
     finally:
         proc.terminate()
         try:
@@ -562,13 +555,27 @@ def http_server(sample_root: Path, tmp_path: Path) -> Iterator[str]:
                 stream.close()
 
 
-async def test_the_server_answers_over_streamable_http(http_server: str) -> None:
-    async with Client(http_server) as c:
+@contextlib.asynccontextmanager
+async def http_client(url: str, token: str) -> AsyncIterator[Client]:
+    """An MCP client over streamable HTTP that sends a bearer token (and closes its socket)."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with create_mcp_http_client({"Authorization": f"Bearer {token}"}) as hc:
+        async with Client(streamable_http_client(url, http_client=hc)) as client:
+            yield client
+
+
+async def test_the_server_answers_over_streamable_http(http_server: tuple[str, str]) -> None:
+    url, token = http_server
+    async with http_client(url, token) as c:
         check_tools_match_the_reference((await c.list_tools()).tools)
         answer = await call(c, "get_cross_agent_summary", project="bourdon", access_level="team")
         assert "claude-code" in answer["agents"]
         error = await fail(c, "list_recent_work", agent="ghost")
         assert error["status"] == 404
+        me = await call(c, "describe_caller")
+        assert (me["member_id"], me["tier"], me["transport"]) == ("laptop", "trusted", "http")
 
 
 def test_serve_prints_how_to_connect_on_stderr_never_stdout(

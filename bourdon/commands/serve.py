@@ -28,18 +28,19 @@ def register(sub: Any) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     import anyio
 
+    from bourdon.cli import home_path as home
     from bourdon.library import Library
     from bourdon.server import create_server
+    from bourdon.trust import MemberRegistry
 
     if not 0 < args.port < 65536:
         raise InputError(f"--port must be from 1 to 65535, got {args.port}")
-    if args.transport == "http" and not is_loopback(args.host):
-        # Callers are not authenticated yet: every row, private ones included, would be
-        # readable by anyone who can reach the port.
+    registry = MemberRegistry(home())
+    if args.transport == "http" and not is_loopback(args.host) and registry.active_count() == 0:
         raise InputError(
-            f"--host {args.host} is not a loopback address, and this server does not "
-            "authenticate callers; serve on 127.0.0.1 (the default) and reach it through an "
-            "SSH tunnel or another authenticated proxy"
+            f"--host {args.host} would expose the library beyond this machine, and no member "
+            "can authenticate yet; enrol one first (bourdon member add NAME), or serve on "
+            "127.0.0.1, the default"
         )
     root = library_path(args).absolute()
     Library.open(root).close()
@@ -47,7 +48,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="bourdon: %(levelname)s %(message)s"
     )
-    server = create_server(root, watch=not args.no_watch)
+    server = create_server(root, watch=not args.no_watch, home=home())
     state = server_state(server)
     skipped = f", {state[1]} skipped (see warnings)" if state[1] else ""
     if args.transport == "stdio":
@@ -58,15 +59,40 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
         anyio.run(server.run_stdio_async)
         return 0
+    serve_http(server, args.host, args.port, root, state, skipped, registry)
+    return 0
+
+
+def serve_http(
+    server: Any,
+    host: str,
+    port: int,
+    root: Any,
+    state: tuple[int, int],
+    skipped: str,
+    registry: Any,
+) -> None:
     import uvicorn
 
+    from bourdon.httpgate import MAX_BODY, HttpGate
+
+    guard = server.bourdon_guard
     app = server.streamable_http_app(
-        streamable_http_path="/mcp", json_response=True, stateless_http=True, host=args.host
+        streamable_http_path="/mcp",
+        json_response=True,
+        stateless_http=True,
+        host=host,
+        max_request_body_size=MAX_BODY,
     )
-    say(f"serving {root} ({state[0]} agents{skipped}) at http://{args.host}:{args.port}/mcp")
-    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning", lifespan="on")
+    gate = HttpGate(app, registry=registry, audit=guard.audit, host=host, port=port)
+    members = registry.active_count()
+    hint = "" if members else "; no member yet: bourdon member add NAME gives a token"
+    say(
+        f"serving {root} ({state[0]} agents{skipped}) at http://{host}:{port}/mcp, "
+        f"{members} active member(s), tokens required{hint}"
+    )
+    config = uvicorn.Config(gate, host=host, port=port, log_level="warning", lifespan="on")
     uvicorn.Server(config).run()
-    return 0
 
 
 def is_loopback(host: str) -> bool:

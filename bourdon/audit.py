@@ -1,0 +1,111 @@
+"""The audit log: one JSON line per tool or resource call, allowed or denied.
+
+``$BOURDON_HOME/audit.jsonl``. Each record: ``time``, ``caller``, ``tier``, ``transport``,
+``op``, ``namespace``, ``decision`` (``allow`` / ``deny``), ``status`` and ``detail``. Records
+never hold token material: callers are named by member id.
+
+Several processes append at once. Each record is one ``write`` on a file opened with
+``O_APPEND``, so records never interleave; a writer killed mid-record leaves a torn last line,
+so the next writer starts with a newline when the file does not end with one, and the reader
+skips any line that is not a whole JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+AUDIT_FILE: Final = "audit.jsonl"
+MAX_DETAIL: Final = 300
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    time: str
+    caller: str
+    tier: str
+    transport: str
+    op: str
+    namespace: str | None
+    decision: str
+    status: int
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class AuditLog:
+    """Append-only JSON lines, safe for several writers."""
+
+    def __init__(self, home: Path) -> None:
+        self.path = home / AUDIT_FILE
+
+    def append(
+        self,
+        *,
+        caller: str,
+        tier: str,
+        transport: str,
+        op: str,
+        namespace: str | None,
+        decision: str,
+        status: int,
+        detail: str = "",
+    ) -> None:
+        record = AuditRecord(
+            datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            caller,
+            tier,
+            transport,
+            op,
+            namespace,
+            decision,
+            status,
+            " ".join(detail.split())[:MAX_DETAIL],
+        )
+        line = json.dumps(record.to_dict(), ensure_ascii=False, separators=(",", ":"))
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            data = (line + "\n").encode("utf-8")
+            if not _ends_with_newline(fd):
+                data = b"\n" + data  # never glue a record to a torn one
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+    def records(self) -> Iterator[AuditRecord]:
+        """Every whole record, oldest first; torn or foreign lines are skipped."""
+        if not self.path.exists():
+            return
+        with open(self.path, "rb") as handle:
+            for raw in handle:
+                if not raw.endswith(b"\n"):
+                    continue  # a torn last line, or one still being written
+                try:
+                    data = json.loads(raw)
+                    yield AuditRecord(**data)
+                except (ValueError, TypeError):
+                    continue
+
+    def query(
+        self, *, agent: str | None = None, denials: bool = False, limit: int = 50
+    ) -> list[AuditRecord]:
+        """The newest ``limit`` records, optionally of one namespace or denials only."""
+        kept = [
+            r
+            for r in self.records()
+            if (agent is None or r.namespace == agent) and (not denials or r.decision == "deny")
+        ]
+        return kept[-limit:] if limit > 0 else []
+
+
+def _ends_with_newline(fd: int) -> bool:
+    size = os.fstat(fd).st_size
+    return size == 0 or os.pread(fd, 1, size - 1) == b"\n"

@@ -1,0 +1,310 @@
+"""Members, tokens and callers: who may read and write what (DESIGN section 6).
+
+The registry lives in ``$BOURDON_HOME/federation.yaml`` (default ``~/.bourdon``)::
+
+    members:
+      - id: desk-chat
+        tier: quarantined            # or trusted; quarantined is the default
+        grants: [claude-code]        # namespaces (agent ids) it may read
+        token_id: bdn_3f9a           # the token's first characters, to tell tokens apart
+        token_sha256: 5e88...        # the token itself is shown once and never stored
+        created: 2026-11-30T09:00:00Z
+        rotated: null
+        revoked: null
+
+Tokens are ``bdn_`` + 48 hex characters (192 random bits). Only their SHA-256 is stored, and a
+presented token is compared with every member's digest in constant time. The registry is read
+again whenever its bytes change, so ``revoke`` and ``rotate`` take effect on the next request;
+the check is by content, never by modification time, so two changes within one clock tick
+cannot be missed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import os
+import secrets
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+import filelock
+
+from bourdon import yamlio
+from bourdon.errors import InputError, LibraryError, NotFoundError
+from bourdon.model import check_agent_id
+
+TOKEN_PREFIX: Final = "bdn_"
+TRUSTED: Final = "trusted"
+QUARANTINED: Final = "quarantined"
+TIERS: Final = (TRUSTED, QUARANTINED)
+OPERATOR: Final = "operator"
+REGISTRY_FILE: Final = "federation.yaml"
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_hex(24)
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Member:
+    """One enrolled caller. ``token_sha256`` is the only trace of its token."""
+
+    id: str
+    tier: str = QUARANTINED
+    grants: tuple[str, ...] = ()
+    token_id: str = ""
+    token_sha256: str = ""
+    created: str = ""
+    rotated: str | None = None
+    revoked: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "tier": self.tier,
+            "grants": list(self.grants),
+            "token_id": self.token_id,
+            "token_sha256": self.token_sha256,
+            "created": self.created,
+            "rotated": self.rotated,
+            "revoked": self.revoked,
+        }
+
+    def public(self) -> dict[str, Any]:
+        """What ``member list`` shows: everything but the token digest."""
+        out = self.to_dict()
+        out.pop("token_sha256")
+        out["active"] = self.active
+        return out
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is asking, as the server sees it for one request."""
+
+    id: str
+    tier: str
+    grants: frozenset[str] = field(default_factory=frozenset)
+    transport: str = "stdio"
+
+    @classmethod
+    def operator(cls) -> Caller:
+        """The local user on stdio: trusted, every namespace."""
+        return cls(OPERATOR, TRUSTED, frozenset(), "stdio")
+
+    @property
+    def is_operator(self) -> bool:
+        return self.transport == "stdio" and self.id == OPERATOR
+
+    @property
+    def trusted(self) -> bool:
+        return self.tier == TRUSTED
+
+    def may_read(self, agent_id: str) -> bool:
+        """Trusted callers read every namespace; quarantined ones their grants and their own."""
+        return self.trusted or agent_id == self.id or agent_id in self.grants
+
+    def readable(self) -> frozenset[str] | None:
+        """The namespaces this caller may read; ``None`` means all of them."""
+        return None if self.trusted else self.grants | {self.id}
+
+
+def _now() -> str:
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+class MemberRegistry:
+    """The members of this library's federation, kept in ``federation.yaml``."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.path = home / REGISTRY_FILE
+        self._seen: bytes | None = None
+        self._members: dict[str, Member] = {}
+        self._lock = threading.Lock()
+
+    # -- reading -------------------------------------------------------------------------
+
+    def members(self) -> list[Member]:
+        self._reload()
+        return sorted(self._members.values(), key=lambda m: m.id)
+
+    def get(self, member_id: str) -> Member:
+        self._reload()
+        try:
+            return self._members[member_id]
+        except KeyError:
+            raise NotFoundError(f"no member {member_id!r}; see 'bourdon member list'") from None
+
+    def active_count(self) -> int:
+        return sum(1 for m in self.members() if m.active)
+
+    def authenticate(self, token: str | None) -> Member | None:
+        """The active member holding ``token``, or ``None``. Constant time per member."""
+        if not token or not token.startswith(TOKEN_PREFIX) or len(token) > 256:
+            return None
+        presented = token_digest(token)
+        found = None
+        for member in self.members():
+            if hmac.compare_digest(presented, member.token_sha256) and member.active:
+                found = member
+        return found
+
+    def _reload(self) -> None:
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            raw = b""
+        if raw == self._seen:
+            return
+        with self._lock:
+            self._members = _parse(raw, self.path) if raw else {}
+            self._seen = raw
+
+    # -- writing -------------------------------------------------------------------------
+
+    def add(self, member_id: str, tier: str = QUARANTINED, grants: list[str] | None = None) -> str:
+        """Enrol a member; return its token (the only time it is ever shown)."""
+        check_agent_id(member_id, "member id")
+        _check_tier(tier)
+        for ns in grants or []:
+            check_agent_id(ns, "namespace")
+        token = new_token()
+        with self._editing() as members:
+            if member_id in members and members[member_id].active:
+                raise InputError(
+                    f"member {member_id!r} exists; use 'bourdon member rotate {member_id}' "
+                    "for a new token"
+                )
+            members[member_id] = Member(
+                member_id,
+                tier,
+                tuple(dict.fromkeys(grants or [])),
+                token[:8],
+                token_digest(token),
+                _now(),
+            )
+        return token
+
+    def rotate(self, member_id: str) -> str:
+        token = new_token()
+        with self._editing() as members:
+            member = _existing(members, member_id)
+            members[member_id] = replace(
+                member,
+                token_id=token[:8],
+                token_sha256=token_digest(token),
+                rotated=_now(),
+                revoked=None,
+            )
+        return token
+
+    def revoke(self, member_id: str) -> Member:
+        with self._editing() as members:
+            member = _existing(members, member_id)
+            members[member_id] = replace(member, revoked=member.revoked or _now())
+            return members[member_id]
+
+    def grant(self, member_id: str, namespace: str) -> Member:
+        check_agent_id(namespace, "namespace")
+        with self._editing() as members:
+            member = _existing(members, member_id)
+            members[member_id] = replace(
+                member, grants=tuple(dict.fromkeys((*member.grants, namespace)))
+            )
+            return members[member_id]
+
+    def ungrant(self, member_id: str, namespace: str) -> Member:
+        with self._editing() as members:
+            member = _existing(members, member_id)
+            members[member_id] = replace(
+                member, grants=tuple(g for g in member.grants if g != namespace)
+            )
+            return members[member_id]
+
+    def set_tier(self, member_id: str, tier: str) -> Member:
+        _check_tier(tier)
+        with self._editing() as members:
+            members[member_id] = replace(_existing(members, member_id), tier=tier)
+            return members[member_id]
+
+    @contextlib.contextmanager
+    def _editing(self) -> Iterator[dict[str, Member]]:
+        """Read, change and write the registry under a cross-process lock."""
+        self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with filelock.FileLock(str(self.path) + ".lock", timeout=10):
+            try:
+                raw = self.path.read_bytes()
+            except FileNotFoundError:
+                raw = b""
+            members = _parse(raw, self.path) if raw else {}
+            yield members
+            data = {"members": [m.to_dict() for m in sorted(members.values(), key=lambda m: m.id)]}
+            _write_private(self.path, yamlio.dump(data))
+        self._seen = None
+
+
+def _existing(members: dict[str, Member], member_id: str) -> Member:
+    try:
+        return members[member_id]
+    except KeyError:
+        raise NotFoundError(f"no member {member_id!r}; see 'bourdon member list'") from None
+
+
+def _check_tier(tier: str) -> None:
+    if tier not in TIERS:
+        raise InputError(f"tier {tier!r} is not one of {', '.join(TIERS)}")
+
+
+def _parse(raw: bytes, path: Path) -> dict[str, Member]:
+    data = yamlio.load(raw, what=str(path))
+    rows = data.get("members") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        raise LibraryError(f"{path} has no 'members' list; fix or remove the file")
+    out = {}
+    for row in rows:
+        if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+            raise LibraryError(f"{path} has a member without an id; fix the file")
+        grants = row.get("grants") or []
+        out[row["id"]] = Member(
+            id=row["id"],
+            tier=str(row["tier"]) if row.get("tier") in TIERS else QUARANTINED,
+            grants=tuple(g for g in grants if isinstance(g, str)),
+            token_id=str(row.get("token_id") or ""),
+            token_sha256=str(row.get("token_sha256") or ""),
+            created=str(row.get("created") or ""),
+            rotated=row.get("rotated"),
+            revoked=row.get("revoked"),
+        )
+    return out
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Atomic, durable, readable by the owner only."""
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
