@@ -71,7 +71,7 @@ class AuditLog:
         )
         line = json.dumps(record.to_dict(), ensure_ascii=False, separators=(",", ":"))
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             data = (line + "\n").encode("utf-8")
             if not _ends_with_newline(fd):

@@ -307,8 +307,7 @@ def regenerate(
     result, stats = merge(kept, fresh, source=source)
     for section in ROW_SECTIONS:
         rows = result.get(section)
-        _recount_replaced(base.get(section), rows if isinstance(rows, list) else [], section,
-                          stats)
+        _recount_replaced(base.get(section), rows if isinstance(rows, list) else [], section, stats)
         before = {row_key(section, r) for r in base.get(section) or [] if isinstance(r, Mapping)}
         after = {row_key(section, r) for r in result.get(section) or [] if isinstance(r, Mapping)}
         stats.removed[section] = len(before - after)

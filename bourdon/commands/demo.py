@@ -120,8 +120,50 @@ def tour(root: Path) -> None:
     )
     ok, _ = library.fsck()
     print(f"\nThe library is plain files in git; 'git fsck' says: {'clean' if ok else 'PROBLEM'}.")
-    print("Try it on your own library: bourdon --help")
     library.close()
+
+    step("6. The MCP server: `bourdon serve` answers any MCP client (here over stdio)")
+    ask_the_server(root)
+    print("\nTry it on your own library: bourdon --help")
+
+
+def ask_the_server(root: Path) -> None:
+    """Start `bourdon serve` as a child process and ask it what it knows, like an agent does."""
+    import sys
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "bourdon", "--library", str(root), "serve", "--no-watch"],
+        env={"HOME": str(root.parent), "BOURDON_HOME": str(root.parent / ".bourdon")},
+    )
+
+    async def talk() -> None:
+        async with Client(params) as client:
+            tools = [t.name for t in (await client.list_tools()).tools]
+            print(f"  tools: {', '.join(tools)}")
+            found = await client.call_tool(
+                "find_entity", {"name": "Priya Ramen", "access_level": "team"}
+            )
+            match = (found.structured_content or {}).get("matches", [{}])[0]
+            print(
+                f"  find_entity('Priya Ramen') -> {match.get('name')!r} "
+                f"({match.get('match')}, score {match.get('score')}), "
+                f"known to {', '.join(match.get('agents', []))}"
+            )
+            recent = await client.call_tool(
+                "list_recent_work",
+                {"since": "2026-11-20", "access_level": "team", "limit": 3, "summary": True},
+            )
+            for s in (recent.structured_content or {}).get("sessions", []):
+                print(
+                    f"  list_recent_work -> {s['date']}  {s['agent']:<20} "
+                    f"{', '.join(s['project_focus'])}"
+                )
+
+    anyio.run(talk)
 
 
 def _visible(row: Mapping[str, Any], policy: Mapping[str, Any]) -> bool:
