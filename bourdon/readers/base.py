@@ -1,0 +1,313 @@
+"""What every reader is, and the parsing helpers readers share. Pure: no writes, no git, no network.
+
+A reader turns one agent's native store (transcripts, SQLite databases, memory files) into a
+*fresh view* in the manifest's shape: ``{"agent": {...}, "known_entities": [...],
+"recent_sessions": [...], "notes": [...]}``. The export pipeline (``bourdon.export``) redacts
+it, applies visibility and commits it with ``Library.regenerate``, which replaces only this
+reader's rows from this machine.
+
+Readers are registered through the entry-point group ``bourdon.readers`` (built-in readers
+too), and found with ``bourdon.readers.load_readers()``.
+
+Rules every reader follows (native-stores.md section 0):
+
+- never write to the store: open SQLite read-only (``mode=ro``), never create ``-wal``/``-shm``;
+- survive any one bad record: skip it, count it in ``ReadStats``, keep reading;
+- read only complete JSONL lines; an unterminated last line is kept only if it parses;
+- take dates from inside the records, in the user's time zone (``ReaderContext.tz``), and
+  write ``""`` when a session has no timestamp, never today's date;
+- take the working directory from the records, never from an encoded folder name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, tzinfo
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any, Final, Protocol, runtime_checkable
+from urllib.parse import unquote, urlparse
+
+MAX_LINE: Final = 16 * 1024 * 1024  # a JSONL record longer than this is skipped, not parsed
+MAX_JSON_FILE: Final = 64 * 1024 * 1024  # whole-file JSON stores larger than this are skipped
+MAX_TEXT: Final = 256  # key actions and titles are cut to this many characters
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)")
+
+
+@dataclass(frozen=True)
+class ReaderContext:
+    """Where and how a reader reads: the user's home, environment, time zone and machine."""
+
+    home: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+    tz: tzinfo | None = None  # None: the machine's local time zone
+    machine: str = ""
+    store: Path | None = None  # an explicit store location overrides the default ones
+
+
+@dataclass
+class ReadStats:
+    """What a read saw, for ``bourdon readers`` and for spotting a store that drifted."""
+
+    files: int = 0
+    records: int = 0
+    skipped: int = 0
+    partial_tail: int = 0
+    too_large: int = 0
+    sessions: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def problem(self, text: str) -> None:
+        if len(self.problems) < 50:
+            self.problems.append(text)
+
+
+@dataclass
+class ReadResult:
+    """A reader's fresh view of its store, in the manifest's shape, and what it saw."""
+
+    manifest: dict[str, Any]
+    stats: ReadStats = field(default_factory=ReadStats)
+
+    @property
+    def rows(self) -> int:
+        return sum(
+            len(self.manifest.get(k) or [])
+            for k in ("known_entities", "recent_sessions", "known_workstreams", "notes")
+        )
+
+
+@dataclass(frozen=True)
+class Health:
+    """Whether a reader can read its store here, and the fix when it cannot."""
+
+    ok: bool
+    message: str
+    fix: str | None = None
+
+
+@runtime_checkable
+class Reader(Protocol):
+    """One agent's native store, read into a manifest view."""
+
+    name: str  # the agent id it writes, e.g. "claude-code"
+    agent_type: str  # L5 agent type, e.g. "code-assistant"
+    store_env: str  # environment variable that relocates the store
+
+    def locations(self, ctx: ReaderContext) -> list[Path]:
+        """Where the store may live on this machine, first match wins."""
+        ...
+
+    def read(self, ctx: ReaderContext) -> ReadResult:
+        """The fresh view of the whole store. Never raises for bad records."""
+        ...
+
+    def health(self, ctx: ReaderContext) -> Health:
+        """Present and readable, or what to do about it."""
+        ...
+
+
+def store_path(reader: Reader, ctx: ReaderContext) -> Path | None:
+    """The reader's store here: the explicit one, the env override, or the first default."""
+    if ctx.store is not None:
+        return ctx.store
+    override = ctx.env.get(reader.store_env)
+    if override:
+        return Path(override.split(os.pathsep)[0]).expanduser()
+    for candidate in reader.locations(ctx):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def default_health(reader: Reader, ctx: ReaderContext) -> Health:
+    path = store_path(reader, ctx)
+    if path is None:
+        places = ", ".join(str(p) for p in reader.locations(ctx)) or "(none known)"
+        return Health(
+            False,
+            f"no {reader.name} store found (looked in {places})",
+            f"set {reader.store_env} to the store's folder if it lives elsewhere",
+        )
+    if not os.access(path, os.R_OK):
+        return Health(False, f"{path} is not readable", f"check the permissions of {path}")
+    return Health(True, f"store at {path}")
+
+
+# -- JSON and JSONL ----------------------------------------------------------------------
+
+
+def iter_jsonl(path: Path, stats: ReadStats) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a JSONL file, one per complete line, surviving anything.
+
+    Lines that are not JSON objects are skipped and counted; an unterminated last line is
+    kept if it parses (Claude Code often leaves one) and counted as a partial tail if not.
+    Invalid UTF-8 is replaced, never fatal. Lines over MAX_LINE are skipped unread.
+    """
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below; the generator may stop early
+    except OSError as exc:
+        stats.problem(f"{path.name}: {exc.strerror}")
+        return
+    stats.files += 1
+    with handle:
+        while True:
+            line = handle.readline(MAX_LINE + 1)
+            if not line:
+                return
+            if len(line) > MAX_LINE:
+                stats.too_large += 1
+                while line and not line.endswith(b"\n"):  # skip the rest of the huge line
+                    line = handle.readline(MAX_LINE)
+                continue
+            complete = line.endswith(b"\n")
+            text = line.decode("utf-8", "replace").strip().lstrip("\ufeff")
+            if not text:
+                continue
+            try:
+                record = json.loads(text)
+            except ValueError:
+                if complete:
+                    stats.skipped += 1
+                else:
+                    stats.partial_tail += 1
+                continue
+            if isinstance(record, dict):
+                stats.records += 1
+                yield record
+            else:
+                stats.skipped += 1
+
+
+def load_json(path: Path, stats: ReadStats) -> Any:
+    """A whole-file JSON store, or ``None`` (counted) when missing, cut mid-write or huge."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_JSON_FILE:
+            stats.too_large += 1
+            stats.problem(f"{path.name}: skipped, {size:,} bytes is too large")
+            return None
+        raw = path.read_bytes()
+    except OSError as exc:
+        stats.problem(f"{path.name}: {exc.strerror}")
+        return None
+    stats.files += 1
+    try:
+        data = json.loads(raw.decode("utf-8", "replace").lstrip("\ufeff"))
+    except ValueError:
+        stats.skipped += 1
+        stats.problem(f"{path.name}: not valid JSON (perhaps being written)")
+        return None
+    stats.records += 1
+    return data
+
+
+# -- text, time and paths ----------------------------------------------------------------
+
+
+def clean_text(value: object, limit: int = MAX_TEXT) -> str:
+    """One line of readable text: no ANSI escapes or control characters, whitespace folded."""
+    if not isinstance(value, str):
+        return ""
+    text = _ANSI.sub("", value)
+    text = _CONTROL.sub(" ", text)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def parse_time(value: object, tz: tzinfo | None = None) -> datetime | None:
+    """An aware datetime from an ISO string, or epoch seconds or milliseconds (number or str).
+
+    Naive times are taken as local time in ``tz`` (the machine's zone when None).
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if re.fullmatch(r"-?\d+(\.\d+)?", text):
+            value = float(text)
+        else:
+            try:
+                parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+            except ValueError:
+                return None
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=tz) if tz else parsed.astimezone()
+            return parsed
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+        if seconds > 1e11:  # milliseconds (seconds would be past the year 5000)
+            seconds /= 1000
+        try:
+            return datetime.fromtimestamp(seconds, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    return None
+
+
+def local_date(moment: datetime | None, tz: tzinfo | None = None) -> str:
+    """The calendar date of ``moment`` where the user lives; ``""`` when unknown."""
+    if moment is None:
+        return ""
+    local = moment.astimezone(tz) if tz else moment.astimezone()
+    return local.date().isoformat()
+
+
+def normalize_path(value: object) -> str | None:
+    """A path as people write it: ``file://`` URIs decoded, Windows paths kept Windows-shaped."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    if text.startswith("file://"):
+        parsed = urlparse(text)
+        text = unquote(parsed.path)
+        if re.match(r"^/[A-Za-z]:", text):  # file:///c%3A/Users -> c:/Users
+            text = text[1:]
+    if re.match(r"^[A-Za-z]:[\\/]", text) or text.startswith("\\\\"):
+        return str(PureWindowsPath(text))
+    return str(PurePosixPath(text))
+
+
+def project_name(cwd: str | None) -> str | None:
+    """The project a working directory belongs to: its repository, whichever worktree or clone.
+
+    Reads the ``.git`` marker if the folder exists on this machine (a worktree's ``.git``
+    file points at the main repository), else uses the last path component.
+    """
+    if not cwd:
+        return None
+    windows = bool(re.match(r"^[A-Za-z]:\\", cwd)) or "\\" in cwd
+    pure: PurePosixPath | PureWindowsPath = PureWindowsPath(cwd) if windows else PurePosixPath(cwd)
+    if not windows:
+        root = _repo_root(Path(cwd))
+        if root is not None:
+            return root.name
+    parts = [p for p in pure.parts if p not in ("/", "\\")]
+    return parts[-1] if parts else None
+
+
+def _repo_root(folder: Path) -> Path | None:
+    try:
+        for candidate in (folder, *folder.parents):
+            marker = candidate / ".git"
+            if marker.is_dir():
+                return candidate
+            if marker.is_file():
+                text = marker.read_text(encoding="utf-8", errors="replace")
+                match = re.search(r"gitdir:\s*(.+)", text)
+                if match:
+                    gitdir = Path(match.group(1).strip())
+                    if not gitdir.is_absolute():
+                        gitdir = (candidate / gitdir).resolve()
+                    # <repo>/.git/worktrees/<name> -> <repo>
+                    if gitdir.parent.name == "worktrees":
+                        return gitdir.parent.parent.parent
+                return candidate
+    except OSError:
+        return None
+    return None
