@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import json
 import os
 import re
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -46,6 +48,7 @@ from bourdon.model import (
     fold,
     row_visibility,
 )
+from bourdon.recognition import Recognizer
 
 # Names shorter than this only match exactly: "mark" is not a typo of "park".
 MIN_FUZZY_LENGTH: Final = 6
@@ -266,6 +269,8 @@ class Index:
         self._files: dict[str, tuple[int, int, int]] = {}
         self._marker: tuple[object, ...] = ()
         self._dirty = True
+        self._checked = 0.0
+        self.drifting: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._head_file = str(root / ".git" / "HEAD")
         self._agents_str = str(self.agents_dir)
@@ -279,9 +284,20 @@ class Index:
         """Called from a file watcher's thread: look at the files again on the next query."""
         self._dirty = True
 
+    def refresh_if_due(self, max_age: float = 1.0) -> bool:
+        """Refresh only if the watcher saw a change or the last look is ``max_age`` s old.
+
+        For the turn-start path: most calls touch no file at all, and a commit made by
+        another process is still seen within ``max_age`` even without a watcher.
+        """
+        if self._dirty or time.monotonic() - self._checked > max_age:
+            return self.refresh()
+        return False
+
     def refresh(self) -> bool:
         """Bring the index up to date with the files; return True if anything changed."""
         marker = self._change_marker()
+        self._checked = time.monotonic()
         if not self._dirty and marker == self._marker:
             return False
         with self._lock, _no_gc_pauses():
@@ -291,6 +307,7 @@ class Index:
             if changed:
                 self._rebuild_lookups()
                 self.generation += 1
+            self.drifting = self._load_drift()
             return changed
 
     def _change_marker(self) -> tuple[object, ...]:
@@ -311,6 +328,34 @@ class Index:
             self._head_seen = marker[0]
             self._ref_file = str(self._branch_ref())
         return tuple(marker)
+
+    def _load_drift(self) -> list[dict[str, Any]]:
+        """Readers whose store used to yield rows and stopped (the export's verdicts).
+
+        Read when the index refreshes, so recognition itself never touches a file. An
+        unreadable verdict is left out: a healthy-looking answer is the safe degradation.
+        """
+        found = []
+        folder = self.root / ".bourdon" / "watermarks"
+        try:
+            paths = sorted(folder.glob("*.json"))
+        except OSError:
+            return []
+        for path in paths:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            drift = data.get("drifting") if isinstance(data, dict) else None
+            if isinstance(drift, dict) and drift:
+                found.append(
+                    {
+                        "agent": str(data.get("reader") or path.stem),
+                        "checked_at": drift.get("checked_at"),
+                        "reason": drift.get("reason"),
+                    }
+                )
+        return found
 
     def _branch_ref(self) -> Path:
         git_dir = self.root / ".git"
@@ -372,6 +417,8 @@ class Index:
         self.sessions: list[SessionRow] = []
         self.notes: list[NoteRow] = []
         self.workstreams: list[WorkstreamRow] = []
+        self.entity_rows: list[EntityRow] = []
+        self.recognizer = Recognizer(())
 
     def _rebuild_lookups(self) -> None:
         by_name: dict[str, list[EntityRow]] = defaultdict(list)
@@ -401,6 +448,13 @@ class Index:
         self.by_name, self.by_alias, self.by_loose = dict(by_name), dict(by_alias), dict(by_loose)
         self.by_part = dict(parts)
         self.sessions, self.notes, self.workstreams = sessions, notes, workstreams
+        rows = [row for agent_id in sorted(self.agents) for row in self.agents[agent_id].entities]
+        self.entity_rows = rows
+        self.recognizer = Recognizer(
+            (i, text, is_alias)
+            for i, row in enumerate(rows)
+            for text, is_alias in ((row.name, False), *((a, True) for a in row.aliases))
+        )
 
     def match(self, query: str, *, fuzzy: bool = True) -> list[Match]:
         """Entity rows matching ``query``: exact names, aliases, then near misses.

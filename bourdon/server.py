@@ -26,7 +26,7 @@ import anyio
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from bourdon import __version__, policy, reads, writes
+from bourdon import __version__, context, policy, reads, writes
 from bourdon.audit import AuditLog
 from bourdon.errors import BourdonError, ForbiddenError, InputError
 from bourdon.httpgate import current_caller
@@ -86,6 +86,7 @@ class Guard:
         work: Callable[[Caller, policy.Decision], Any],
         *,
         thread: bool = False,
+        turn_start: bool = False,
     ) -> dict[str, Any]:
         caller = current_caller()
         decision = policy.decide(caller, op, namespace)
@@ -94,7 +95,10 @@ class Guard:
             if not decision.allowed:
                 denied = ForbiddenError if decision.status == 403 else InputError
                 raise denied(decision.reason)
-            self.index.refresh()
+            if turn_start:
+                self.index.refresh_if_due()  # no file I/O on most turn-start calls
+            else:
+                self.index.refresh()
             if thread:
                 outcome = await anyio.to_thread.run_sync(lambda: work(caller, decision))
             else:
@@ -404,6 +408,72 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
             agent_id,
             lambda c, d: writes.explain_memory_change(guard.library, agent_id, digest),
             thread=True,
+        )
+
+    @tool
+    async def prepare_recognition_context(
+        prompt: str,
+        access_level: str = "team",
+        include_private: bool = False,
+        federation_hop: int = 0,
+    ) -> dict[str, Any]:
+        """Return immediate recognition and a bounded prompt-context fragment.
+
+        Call it at turn start and prepend prompt_context (at most 1,200 characters and 12
+        lines, each marked as bourdon's and naming its agents) to the model prompt. It reads
+        only the in-memory index and never waits on retrieval. drifting_surfaces is present
+        only when a reader's store stopped yielding. federation_hop: see find_entity.
+        """
+        return await guard.run(
+            "prepare_recognition_context",
+            None,
+            lambda c, d: context.prepare_recognition_context(
+                index, prompt, access_level, include_private, scope=scope_of(c)
+            ),
+            turn_start=True,
+        )
+
+    @tool
+    async def get_deeper_context(
+        prompt: str,
+        access_level: str = "team",
+        include_private: bool = False,
+    ) -> dict[str, Any]:
+        """Return post-recognition deeper context for the prompt.
+
+        Separate from prepare_recognition_context so recognition never waits on it.
+        Assembled from the local library without any model call: related sessions,
+        workstreams and notes, with source, entities, doors (which retrieval door matched),
+        truncated, and reason when empty.
+        """
+        return await guard.run(
+            "get_deeper_context",
+            None,
+            lambda c, d: context.get_deeper_context(
+                index, prompt, access_level, include_private, scope=scope_of(c)
+            ),
+        )
+
+    @tool
+    async def compile_codex_turn(
+        prompt: str,
+        cwd: str | None = None,
+        access_level: str = "team",
+        max_items: int = 6,
+        max_chars: int = 1800,
+    ) -> dict[str, Any]:
+        """Compile a turn-scoped Codex recognition brief.
+
+        Ranks what the prompt names, the working folder's project and earlier Codex work in
+        that folder into a compact prompt fragment within max_items and max_chars.
+        """
+        return await guard.run(
+            "compile_codex_turn",
+            None,
+            lambda c, d: context.compile_codex_turn(
+                index, prompt, cwd, access_level, max_items, max_chars, scope=scope_of(c)
+            ),
+            turn_start=True,
         )
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))

@@ -19,7 +19,7 @@ ALLOWED: dict[str, set[str]] = {
     "digest": {"errors"},
     "merge": {"errors", "model"},
     "visibility": {"errors", "model"},
-    "recognition": {"errors", "model"},
+    "recognition": set(),
     "schema": {"errors", "model", "yamlio", "resources"},
     "gitrepo": {"errors"},
     "manifestcache": {"schema", "yamlio", "resources"},

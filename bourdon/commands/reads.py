@@ -60,6 +60,58 @@ def register(sub: Any) -> None:
     add_json(p)
     p.set_defaults(func=cmd_summary)
 
+    register_turn(sub)
+
+
+def register_turn(sub: Any) -> None:
+    from bourdon.commands import add_json
+
+    p = sub.add_parser("prepare-turn", help="what bourdon would tell an agent at turn start")
+    p.add_argument("prompt", metavar="PROMPT", help="the user's prompt ('-': read stdin)")
+    p.add_argument("--cwd", metavar="DIR", help="the agent's working folder (adds a turn brief)")
+    p.add_argument("--max-chars", type=int, default=1200, metavar="N")
+    p.add_argument("--max-lines", type=int, default=12, metavar="N")
+    p.add_argument("--access-level", choices=("public", "team", "private"), default="team")
+    add_json(p)
+    p.set_defaults(func=cmd_prepare_turn)
+
+
+def cmd_prepare_turn(args: argparse.Namespace) -> int:
+    import sys
+
+    from bourdon import context
+
+    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    index = load_index(args)
+    private = args.access_level == "private"
+    answer = context.prepare_recognition_context(
+        index,
+        prompt,
+        args.access_level,
+        private,
+        max_chars=args.max_chars,
+        max_lines=args.max_lines,
+    )
+    if args.cwd:
+        answer["turn_brief"] = context.compile_codex_turn(
+            index, prompt, args.cwd, args.access_level
+        )
+    if args.json:
+        output.print_json(answer)
+        return 0
+    warn(answer)
+    if not answer["matched_entities"]:
+        print("Nothing in this prompt is known to your agents.")
+    else:
+        print(answer["prompt_context"])
+        print(
+            f"\n({len(answer['matched_entities'])} recognised in "
+            f"{answer['recognition_latency_us']:.0f} µs)"
+        )
+    for drift in answer.get("drifting_surfaces", []):
+        output.error(f"warning: {drift['agent']} has stopped yielding memory: {drift['reason']}")
+    return 0
+
 
 def load_index(args: argparse.Namespace) -> Index:
     from bourdon.index import Index
