@@ -6,9 +6,10 @@ manifest:
 
 - rows are matched by ``model.row_key`` (entities and workstreams by name ignoring case, sessions
   by date + cwd + session id, notes by date + text);
-- in a matched row, list fields are unioned (new items last, trimmed to their limit by dropping
-  the oldest) and scalars are overwritten; a bare string in a list field is one item, never
-  split into characters; a ``null`` in the change leaves the field alone;
+- in a matched row, list fields are unioned (new items last; over the limit, the oldest items
+  the change does not name are dropped, so merging the same change twice changes nothing) and
+  scalars are overwritten; a bare string in a list field is one item, never split into
+  characters; a ``null`` in the change leaves the field alone;
 - rows the change does not mention are kept as the very same objects, so validation can skip them.
 
 ``replace`` keeps the agent's identity and writes only what the change gives.
@@ -170,6 +171,8 @@ def _merge_rows(
     stats: MergeStats,
 ) -> list[Any]:
     position = {row_key(section, r): i for i, r in enumerate(current) if isinstance(r, Mapping)}
+    original = list(current)
+    touched: set[int] = set()
     fresh: set[int] = set()  # positions added by this change
     for raw in given:
         if not isinstance(raw, Mapping):
@@ -187,8 +190,11 @@ def _merge_rows(
         merged = _merge_row(current[at], row, section)
         if merged != current[at]:
             current[at] = merged
-            if at not in fresh:
-                stats.updated[section] += 1
+            touched.add(at)
+    # A row changed twice by one change, or changed and changed back, counts once or not at all.
+    stats.updated[section] += sum(
+        1 for at in touched if at not in fresh and current[at] != original[at]
+    )
     return current
 
 
@@ -207,12 +213,27 @@ def _merge_row(
 
 
 def _union(old: object, new: object, section: str | None, key: str) -> list[Any]:
-    items = _as_list(old) if old is not None else []
-    for item in _as_list(new):
-        if item not in items:
-            items.append(item)
+    """Old items, then the new ones not there yet; over the limit, the oldest old items go.
+
+    The change's own items always survive (only its newest ``limit`` if it has more), so
+    merging the same change again finds them all present and changes nothing.
+    """
     limit = list_limit(section, key)
-    return items[-limit:] if limit is not None and len(items) > limit else items
+    incoming = _as_list(new)
+    if limit is not None and len(incoming) > limit:
+        incoming = incoming[-limit:]
+    items = _as_list(old) if old is not None else []
+    items += [item for item in incoming if item not in items]
+    if limit is None or len(items) <= limit:
+        return items
+    excess = len(items) - limit
+    kept = []
+    for item in items:
+        if excess and item not in incoming:
+            excess -= 1
+            continue
+        kept.append(item)
+    return kept
 
 
 def _as_list(value: object) -> list[Any]:

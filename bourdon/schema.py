@@ -24,6 +24,7 @@ from bourdon.model import ROW_SECTIONS, Manifest, check_agent_id
 from bourdon.resources import schema_path
 
 MAX_PROBLEMS: Final = 20
+MAX_KEY: Final = 256  # YAML readers refuse implicit keys over 1,024 characters
 _SECTION_DEFS: Final = {
     "known_entities": "entity",
     "recent_sessions": "session",
@@ -179,6 +180,11 @@ def _text_problems(value: object, path: str) -> list[str]:
             if bad:
                 found.append(f"{where or '/'}: contains the control character {bad.group()!r}")
         elif isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str) or len(key) > MAX_KEY:
+                    found.append(f"{where or '/'}: has a key longer than {MAX_KEY} characters")
+                elif _BAD_TEXT.search(key):
+                    found.append(f"{where or '/'}: has a key with a control character")
             stack.extend((v, f"{where}/{k}") for k, v in item.items())
         elif isinstance(item, list):
             stack.extend((v, f"{where}/{i}") for i, v in enumerate(item))
