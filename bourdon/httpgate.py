@@ -96,7 +96,7 @@ class HttpGate:
             self.record(scope, "anonymous", 401, "no valid token")
             await _respond(send, 401, message, {"www-authenticate": 'Bearer error="invalid_token"'})
             return
-        caller = Caller(member.id, member.tier, frozenset(member.grants), "http")
+        caller = Caller(member.id, member.tier, frozenset(member.grants), "http", member.peer)
         reset = _CALLER.set(caller)
         try:
             await self.app(scope, receive, send)

@@ -451,7 +451,7 @@ class Index:
         rows = [row for agent_id in sorted(self.agents) for row in self.agents[agent_id].entities]
         self.entity_rows = rows
         self.recognizer = Recognizer(
-            (i, text, is_alias)
+            (i, text, is_alias, row.name)
             for i, row in enumerate(rows)
             for text, is_alias in ((row.name, False), *((a, True) for a in row.aliases))
         )

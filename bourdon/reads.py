@@ -191,6 +191,7 @@ def group_matches(matches: Iterable[Match], access: Access) -> list[dict[str, An
                 "summaries": {},
                 "tags": [],
                 "aliases": [],
+                "visibility": "public",
                 "match": m.kind,
                 "score": m.score,
                 "last_touched": None,
@@ -199,6 +200,8 @@ def group_matches(matches: Iterable[Match], access: Access) -> list[dict[str, An
         if (rank[m.kind], -m.score) < (rank[group["match"]], -group["score"]):
             group["match"], group["score"] = m.kind, m.score
         _add(group["agents"], row.agent)
+        if row.visibility > Visibility[group["visibility"].upper()]:
+            group["visibility"] = str(Visibility(row.visibility))
         if row.type:
             _add(group["types"], row.type)
         if row.summary:
@@ -288,6 +291,7 @@ def session_dict(row: SessionRow, summary: bool = False) -> dict[str, Any]:
         "date": row.date,
         "cwd": row.cwd,
         "project_focus": list(row.project_focus),
+        "visibility": str(Visibility(row.visibility)),
     }
     if row.session_id:
         out["session_id"] = row.session_id

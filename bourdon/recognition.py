@@ -74,24 +74,24 @@ class _Token:
 class Recognizer:
     """The n-gram dictionary and typo index of every known name and alias."""
 
-    def __init__(self, names: Iterable[tuple[Hashable, str, bool]]) -> None:
-        """``names``: (entity key, name or alias as written, True when it is an alias)."""
+    def __init__(self, names: Iterable[tuple[Hashable, str, bool, str]]) -> None:
+        """``names``: (row key, name or alias as written, True when it is an alias, the
+        entity's name). Rows of several agents that know the same entity share its name."""
         self.phrases: dict[tuple[str, ...], list[tuple[Hashable, bool, str]]] = defaultdict(list)
         self.lengths: dict[str, set[int]] = defaultdict(set)
         self.vocab: set[str] = set()
-        lone_owners: dict[str, set[Hashable]] = defaultdict(set)
-        for key, written, is_alias in names:
+        lone_owners: dict[str, set[str]] = defaultdict(set)
+        for key, written, is_alias, entity in names:
             tokens = tuple(t.casefold() for t in _TOKEN.findall(written))[:MAX_PHRASE]
             if not tokens:
                 continue
             self.phrases[tokens].append((key, is_alias, written))
             self.lengths[tokens[0]].add(len(tokens))
             self.vocab.update(tokens)
-            if len(tokens) > 1:
-                for token in tokens:
-                    lone_owners[token].add(key)
-        # A token that is part of several names (first names, "project", "service") does not
-        # name any of them on its own.
+            for token in tokens:
+                lone_owners[token].add(entity.casefold())
+        # A token in the names of several entities (a first name, "project", "service") does
+        # not name any of them on its own.
         self.ambiguous = {t for t, owners in lone_owners.items() if len(owners) >= SHARED_BY}
         self.deletions: dict[str, set[str]] = defaultdict(set)
         for token in self.vocab:

@@ -94,7 +94,7 @@ def looks_random(token: str, *, hex_ok: bool = True) -> bool:
     parts = [p for p in re.split(r"[._/:+=-]+", token) if p]
     if parts and all(_WORDISH.fullmatch(p) for p in parts):
         return False
-    if _classes(token) < 2 or not any(c.isdigit() for c in token) and _classes(token) < 3:
+    if _classes(token) < 2 or (not any(c.isdigit() for c in token) and _classes(token) < 3):
         return False
     threshold = 3.3 if len(token) < 24 else 3.6
     return entropy(token) >= threshold
@@ -163,7 +163,10 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule("mailgun-key", _rx(_B + r"key-[0-9a-f]{32}" + _E)),
     Rule("postman-key", _rx(_B + r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}" + _E)),
     Rule("supabase-token", _rx(_B + r"sbp_[a-f0-9]{40}" + _E)),
-    Rule("grafana-token", _rx(_B + r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/=]{32,})")),
+    Rule(
+        "grafana-token",
+        _rx(_B + r"(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/=]{32,})"),
+    ),
     Rule("sentry-token", _rx(_B + r"sntry[su]_[A-Za-z0-9+/=_-]{40,}")),
     Rule("notion-token", _rx(_B + r"(?:ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})" + _E)),
     Rule("vault-token", _rx(_B + r"hv[sbr]\.[A-Za-z0-9_-]{24,}")),
@@ -193,9 +196,7 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     Rule(
         "url-credentials",
-        _rx(
-            r"(?i:\b[a-z][a-z0-9+.-]{1,20})://(?P<secret>[^\s/?#@:'\"<>\[\]]+:[^\s/?#@'\"<>]+)@"
-        ),
+        _rx(r"(?i:\b[a-z][a-z0-9+.-]{1,20})://(?P<secret>[^\s/?#@:'\"<>\[\]]+:[^\s/?#@'\"<>]+)@"),
         group="secret",
     ),
     Rule(
@@ -335,9 +336,7 @@ def _apply(rule: Rule, text: str) -> tuple[str, int]:
         found += 1
         offset = match.start()
         whole = match.group(0)
-        return (
-            whole[: start - offset] + PLACEHOLDER.format(kind=rule.kind) + whole[end - offset :]
-        )
+        return whole[: start - offset] + PLACEHOLDER.format(kind=rule.kind) + whole[end - offset :]
 
     return rule.pattern.sub(replace, text), found
 

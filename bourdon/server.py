@@ -18,6 +18,7 @@ import contextlib
 import json
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, cast
@@ -29,10 +30,21 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from bourdon import __version__, context, policy, reads, writes
 from bourdon.audit import AuditLog
 from bourdon.errors import BourdonError, ForbiddenError, InputError
+from bourdon.federation import (
+    DEFAULT_DEADLINE,
+    RECOGNITION_DEADLINE,
+    Federation,
+    Peer,
+    PeerAnswer,
+    merge_matches,
+    merge_sessions,
+    peer_meta,
+)
 from bourdon.httpgate import current_caller
 from bourdon.index import Index
 from bourdon.library import Library, Provenance
 from bourdon.model import Visibility
+from bourdon.server_config import build_federation
 from bourdon.trust import Caller, MemberRegistry
 from bourdon.visibility import Scope
 
@@ -72,12 +84,20 @@ class Guard:
     """Authorize, audit, answer: what every tool and resource does around its own work."""
 
     def __init__(
-        self, index: Index, library: Library, registry: MemberRegistry, audit: AuditLog | None
+        self,
+        index: Index,
+        library: Library,
+        registry: MemberRegistry,
+        audit: AuditLog | None,
+        federation: Federation | None = None,
+        deadlines: tuple[float, float] = (RECOGNITION_DEADLINE, DEFAULT_DEADLINE),
     ) -> None:
         self.index = index
         self.library = library
         self.registry = registry
         self.audit = audit
+        self.federation = federation
+        self.recognition_deadline, self.deadline = deadlines
 
     async def run(
         self,
@@ -140,6 +160,36 @@ class Guard:
         except OSError:
             log.exception("could not append to the audit log")
 
+    async def federated(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        local: dict[str, Any],
+        hop: int,
+        merge: Callable[[dict[str, Any], list[PeerAnswer], Visibility], None],
+        *,
+        recognition: bool = False,
+    ) -> dict[str, Any]:
+        """Add what the peers know to a local answer (depth 1, under the deadline).
+
+        Local only when the call itself comes from a peer (its member is marked peer, or it
+        passes federation_hop >= 1), when there are no peers, or when the answer is an error.
+        Peers are never asked for private rows.
+        """
+        caller = current_caller()
+        peers = self.federation.peers if self.federation else []
+        if not isinstance(local, dict) or not peers or hop >= 1 or caller.peer:
+            return local
+        assert self.federation is not None
+        applied = Visibility.parse(local.get("meta", {}).get("access_level", "public"))
+        level = min(applied, Visibility.TEAM)
+        ask = {**args, "federation_hop": 1, "access_level": str(level), "include_private": False}
+        deadline = self.recognition_deadline if recognition else self.deadline
+        answers = await self.federation.ask(tool, ask, deadline)
+        merge(local, answers, level)
+        local.update(peer_meta(answers))
+        return local
+
 
 def scope_of(caller: Caller) -> Scope:
     return Scope(caller.readable(), caller.transport == "stdio")
@@ -181,6 +231,8 @@ def create_server(
     index: Index | None = None,
     watch: bool = True,
     home: Path | None = None,
+    peers: list[Peer] | None = None,
+    deadlines: tuple[float, float] = (RECOGNITION_DEADLINE, DEFAULT_DEADLINE),
 ) -> MCPServer:
     """An MCP server answering from the library at ``library``.
 
@@ -193,7 +245,8 @@ def create_server(
     idx = index or Index(root)
     idx.refresh()
     registry = MemberRegistry(home)
-    guard = Guard(idx, Library.open(root), registry, AuditLog(home))
+    federation = build_federation(home, peers or [])
+    guard = Guard(idx, Library.open(root), registry, AuditLog(home), federation, deadlines)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:
@@ -202,6 +255,8 @@ def create_server(
             yield {"index": idx}
         finally:
             stop()
+            if federation is not None:
+                await federation.aclose()
 
     server: MCPServer = MCPServer(
         "bourdon",
@@ -237,11 +292,20 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
         and include_private=True, and are only ever shown to the local operator.
         federation_hop is the depth-1 guard peers pass; end clients leave it at 0.
         """
-        return await guard.run(
+        local = await guard.run(
             "find_entity",
             None,
             lambda c, d: reads.find_entity(
                 index, name, access_level, include_private, scope=scope_of(c)
+            ),
+        )
+        return await guard.federated(
+            "find_entity",
+            {"name": name},
+            local,
+            federation_hop,
+            lambda a, answers, level: a.update(
+                matches=merge_matches(a["matches"], answers, "matches", level)
             ),
         )
 
@@ -279,12 +343,21 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
         one of its aliases (paginated: limit default 20, max 100, next_cursor/has_more), the
         entity matches, and related workstreams and notes.
         """
-        return await guard.run(
+        local = await guard.run(
             "get_cross_agent_summary",
             None,
             lambda c, d: reads.get_cross_agent_summary(
                 index, project, access_level, include_private, limit, cursor, scope=scope_of(c)
             ),
+        )
+        if cursor:  # peers join the first page only; later pages walk the local cursor
+            return local
+        return await guard.federated(
+            "get_cross_agent_summary",
+            {"project": project, "limit": limit},
+            local,
+            federation_hop,
+            merge_summary,
         )
 
     @tool
@@ -305,7 +378,7 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
         page's next_cursor until has_more is false. summary: omit key_actions and
         files_touched.
         """
-        return await guard.run(
+        local = await guard.run(
             "list_recent_work",
             agent or None,
             lambda c, d: reads.list_recent_work(
@@ -318,6 +391,19 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
                 cursor,
                 summary,
                 scope=scope_of(c),
+            ),
+        )
+        if cursor:  # peers join the first page only; later pages walk the local cursor
+            return local
+        return await guard.federated(
+            "list_recent_work",
+            {"since": since, "agent": agent, "limit": limit, "summary": summary},
+            local,
+            federation_hop,
+            lambda a, answers, level: a.update(
+                sessions=merge_sessions(a["sessions"], answers, "sessions", level)[
+                    : a["meta"]["limit"]
+                ]
             ),
         )
 
@@ -365,10 +451,31 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
     @tool
     async def list_agents(federation_hop: int = 0) -> dict[str, Any]:
         """List agent IDs known to this L6 server."""
-        return await guard.run(
+        local = await guard.run(
             "list_agents",
             None,
             lambda c, d: reads.list_agents(index, federation_hop, scope=scope_of(c)),
+        )
+        # Peer agents are listed by name, untagged (the reference: provenance lives in the
+        # detailed tools).
+        return await guard.federated(
+            "list_agents",
+            {},
+            local,
+            federation_hop,
+            lambda a, answers, level: a.update(
+                agents=sorted(
+                    {
+                        *a["agents"],
+                        *(
+                            x
+                            for ans in answers
+                            for x in (ans.payload or {}).get("agents") or []
+                            if isinstance(x, str)
+                        ),
+                    }
+                )
+            ),
         )
 
     @tool
@@ -424,7 +531,8 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
         only the in-memory index and never waits on retrieval. drifting_surfaces is present
         only when a reader's store stopped yielding. federation_hop: see find_entity.
         """
-        return await guard.run(
+        start = time.perf_counter()
+        local = await guard.run(
             "prepare_recognition_context",
             None,
             lambda c, d: context.prepare_recognition_context(
@@ -432,6 +540,17 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
             ),
             turn_start=True,
         )
+        answer = await guard.federated(
+            "prepare_recognition_context",
+            {"prompt": prompt},
+            local,
+            federation_hop,
+            merge_recognition,
+            recognition=True,
+        )
+        if isinstance(answer, dict) and "peers_queried" in answer:
+            answer["recognition_latency_us"] = round((time.perf_counter() - start) * 1e6, 1)
+        return answer
 
     @tool
     async def get_deeper_context(
@@ -480,6 +599,41 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
     async def describe_caller() -> dict[str, Any]:
         """Describe the calling member: identity, tier, grants and what its writes do."""
         return await guard.run("describe_caller", None, lambda c, d: describe(c))
+
+
+def merge_summary(answer: dict[str, Any], answers: list[PeerAnswer], level: Visibility) -> None:
+    answer["entities"] = merge_matches(answer["entities"], answers, "entities", level)
+    answer["recent_sessions"] = merge_sessions(
+        answer["recent_sessions"], answers, "recent_sessions", level
+    )
+    tagged = {a for e in answer["entities"] for a in e.get("agents", [])}
+    tagged |= {s["agent"] for s in answer["recent_sessions"]}
+    answer["agents"] = sorted(set(answer["agents"]) | tagged)
+
+
+def merge_recognition(answer: dict[str, Any], answers: list[PeerAnswer], level: Visibility) -> None:
+    known = {m["name"].casefold() for m in answer["matched_entities"]}
+    answer["matched_entities"] = merge_matches(
+        answer["matched_entities"], answers, "matched_entities", level
+    )
+    extra = [m for m in answer["matched_entities"] if m["name"].casefold() not in known]
+    lines = answer["prompt_context"].split("\n") if answer["prompt_context"] else []
+    limits = answer["meta"]
+    for match in extra:
+        line = (
+            f"[bourdon:{', '.join(match['agents'][:2])}] {context.one_line(match['name'], 80)}"
+            f" ({context.one_line(match.get('type') or 'topic', 30)})"
+        )
+        if not lines:
+            lines.append(context.HEADER)
+        if (
+            len(lines) >= limits["max_lines"]
+            or len("\n".join([*lines, line])) > limits["max_chars"]
+        ):
+            limits["truncated"] = True
+            break
+        lines.append(line)
+    answer["prompt_context"] = "\n".join(lines) if len(lines) > 1 else ""
 
 
 def describe(caller: Caller) -> dict[str, Any]:

@@ -67,6 +67,7 @@ class Member:
     created: str = ""
     rotated: str | None = None
     revoked: str | None = None
+    peer: bool = False  # another machine's bourdon server: answered from this library only
 
     @property
     def active(self) -> bool:
@@ -82,6 +83,7 @@ class Member:
             "created": self.created,
             "rotated": self.rotated,
             "revoked": self.revoked,
+            "peer": self.peer,
         }
 
     def public(self) -> dict[str, Any]:
@@ -100,6 +102,7 @@ class Caller:
     tier: str
     grants: frozenset[str] = field(default_factory=frozenset)
     transport: str = "stdio"
+    peer: bool = False
 
     @classmethod
     def operator(cls) -> Caller:
@@ -177,7 +180,14 @@ class MemberRegistry:
 
     # -- writing -------------------------------------------------------------------------
 
-    def add(self, member_id: str, tier: str = QUARANTINED, grants: list[str] | None = None) -> str:
+    def add(
+        self,
+        member_id: str,
+        tier: str = QUARANTINED,
+        grants: list[str] | None = None,
+        *,
+        peer: bool = False,
+    ) -> str:
         """Enrol a member; return its token (the only time it is ever shown)."""
         check_agent_id(member_id, "member id")
         _check_tier(tier)
@@ -197,6 +207,7 @@ class MemberRegistry:
                 token[:8],
                 token_digest(token),
                 _now(),
+                peer=peer,
             )
         return token
 
@@ -289,6 +300,7 @@ def _parse(raw: bytes, path: Path) -> dict[str, Member]:
             created=str(row.get("created") or ""),
             rotated=row.get("rotated"),
             revoked=row.get("revoked"),
+            peer=row.get("peer") is True,
         )
     return out
 

@@ -33,7 +33,7 @@ MID_LAYERS = {"index", "trust", "federation", "export", "library"}
 SURFACES = {"cli", "commands", "server", "__main__"}
 # Configuration and environment variables are read only at the composition roots. gitrepo
 # copies the environment to hand it to git with GIT_* removed; it reads no setting from it.
-READS_ENVIRONMENT = SURFACES | {"gitrepo"}
+READS_ENVIRONMENT = SURFACES | {"gitrepo", "server_config"}
 
 
 def modules() -> dict[str, Path]:

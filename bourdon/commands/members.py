@@ -31,6 +31,11 @@ def register(sub: Any) -> None:
         metavar="NS",
         help="a namespace (agent id) it may read; repeatable",
     )
+    v.add_argument(
+        "--peer",
+        action="store_true",
+        help="another machine's bourdon server: its calls are answered locally only",
+    )
     add_json(v)
     v.set_defaults(func=cmd_add)
 
@@ -83,7 +88,7 @@ def show_token(args: argparse.Namespace, member_id: str, token: str, verb: str) 
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    token = registry().add(args.id, args.tier, args.grant)
+    token = registry().add(args.id, args.tier, args.grant, peer=args.peer)
     show_token(args, args.id, token, f"Enrolled {args.tier} member")
     return 0
 

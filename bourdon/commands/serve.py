@@ -18,6 +18,28 @@ def register(sub: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=7500, help="HTTP port (default 7500)")
     p.add_argument(
+        "--peer",
+        action="append",
+        default=[],
+        metavar="NAME=URL",
+        help="also ask this peer server (repeatable; adds to $BOURDON_HOME/peers.yaml); its "
+        "token is read from $BOURDON_PEER_TOKEN_<NAME>",
+    )
+    p.add_argument(
+        "--peer-deadline",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="how long federated tools wait for peers (default 5)",
+    )
+    p.add_argument(
+        "--recognition-deadline",
+        type=float,
+        default=0.2,
+        metavar="S",
+        help="how long turn-start recognition waits for peers (default 0.2)",
+    )
+    p.add_argument(
         "--no-watch",
         action="store_true",
         help="do not watch agents/ for edits (commits are still seen on each call)",
@@ -48,7 +70,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="bourdon: %(levelname)s %(message)s"
     )
-    server = create_server(root, watch=not args.no_watch, home=home())
+    from bourdon.federation import parse_peer
+
+    peers = [parse_peer(text) for text in args.peer]
+    deadlines = (max(0.01, args.recognition_deadline), max(0.01, args.peer_deadline))
+    server = create_server(
+        root, watch=not args.no_watch, home=home(), peers=peers, deadlines=deadlines
+    )
     state = server_state(server)
     skipped = f", {state[1]} skipped (see warnings)" if state[1] else ""
     if args.transport == "stdio":

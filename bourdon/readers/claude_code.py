@@ -184,6 +184,11 @@ class SessionFacts:
             self.cwd = cwd
 
 
+# An item (prompt or edit) of a transcript: (record uuid, value, session named by the record
+# when it differs from the file's: a line inherited from an ancestor by a fork).
+_Item = tuple[str | None, str, str | None]
+
+
 @dataclass
 class _Transcript:
     """One session's transcript, with its prompts and edits keyed by record uuid."""
@@ -191,9 +196,10 @@ class _Transcript:
     facts: SessionFacts
     custom_title: str | None = None
     ai_title: str | None = None
-    prompts: list[tuple[str | None, str]] = field(default_factory=list)
-    edits: list[tuple[str | None, str]] = field(default_factory=list)
+    prompts: list[_Item] = field(default_factory=list)
+    edits: list[_Item] = field(default_factory=list)
     main: bool = False  # a top-level transcript was read (not only subagent files)
+    inherited_start: datetime | None = None  # first time of inherited lines, a fallback
 
 
 class _Scan:
@@ -218,33 +224,35 @@ class _Scan:
                 if path.name.startswith("agent-"):
                     subagents.append((path, None))
                 else:
-                    self._file(path, path.stem, main=True, folder=folder)
+                    self._file(path, path.stem, folder)
             for child in sorted(p for p in folder.iterdir() if p.is_dir()):
                 for path in sorted(child.glob("subagents/**/*.jsonl")):
                     subagents.append((path, child.name))
             for path, parent in subagents:
-                self._file(path, parent, main=False, folder=folder)
+                self._file(path, parent, folder, main=False)
             if (folder / "memory").is_dir():
                 self.dirs.append((folder / "memory", self._project_cwd.get(folder)))
 
     def memory_dirs(self, root: Path) -> list[tuple[Path, str | None]]:
         return [(d, cwd) for d, cwd in self.dirs if root in d.parents]
 
-    def _file(self, path: Path, sid: str | None, *, main: bool, folder: Path) -> None:
-        current: _Transcript | None = self._session(sid) if sid else None
+    def _file(self, path: Path, sid: str | None, folder: Path, *, main: bool = True) -> None:
+        current = self._session(sid) if sid else None
         if current is not None and main:
             current.main = True
-        for index, record in enumerate(iter_jsonl(path, self.stats)):
+        for record in iter_jsonl(path, self.stats):
             kind = record.get("type")
             if kind not in KNOWN_RECORDS:
                 self._skip(f"record type {kind!r}")
                 continue
+            named = record.get("sessionId")
+            named = named if isinstance(named, str) and named else None
             if current is None:  # a flat agent-*.jsonl: the parent is named inside
-                parent = record.get("sessionId")
-                if not isinstance(parent, str) or not parent:
+                if named is None:
                     continue
-                current = self._session(parent)
-            self._record(record, current, main, index)
+                current = self._session(named)
+            inherited = named if main and named and named != current.facts.session_id else None
+            self._record(record, current, main, inherited)
             if main and isinstance(record.get("cwd"), str):
                 self._project_cwd.setdefault(folder, record["cwd"])
 
@@ -260,40 +268,50 @@ class _Scan:
             self.unknown.add(what)
             self.stats.problem(f"claude-code: skipped unknown {what}")
 
-    def _record(self, record: dict[str, Any], current: _Transcript, main: bool, index: int) -> None:
+    def _record(
+        self, record: dict[str, Any], current: _Transcript, main: bool, inherited: str | None
+    ) -> None:
         kind = record["type"]
         facts = current.facts
         uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else None
-        if uuid is not None:
+        if uuid is not None and inherited is None:
             self.owner.setdefault(uuid, facts.session_id)
-        if main or not current.main:
+        if inherited is not None:
+            if current.inherited_start is None and "timestamp" in record:
+                current.inherited_start = parse_time(record.get("timestamp"))
+        elif main or not current.main:
             if facts.start is None and "timestamp" in record:
                 facts.start = parse_time(record.get("timestamp"))
             facts.see_cwd(record.get("cwd"))
-        if kind == "custom-title":
+        if kind == "custom-title" and not inherited:
             current.custom_title = _text(record.get("customTitle")) or current.custom_title
-        elif kind == "ai-title":
+        elif kind == "ai-title" and not inherited:
             current.ai_title = _text(record.get("aiTitle")) or current.ai_title
         elif kind == "summary" and isinstance(record.get("leafUuid"), str):
             text = _text(record.get("summary"))
             if text:
                 self.summaries.append((record["leafUuid"], text))
         elif kind == "user":
-            self._user(record, current, uuid, main)
+            self._user(record, current, (uuid, inherited), main)
         elif kind == "assistant":
-            self._assistant(record, current, uuid, index)
+            self._assistant(record, current, (uuid, inherited))
 
     def _user(
-        self, record: dict[str, Any], current: _Transcript, uuid: str | None, main: bool
+        self,
+        record: dict[str, Any],
+        current: _Transcript,
+        origin: tuple[str | None, str | None],
+        main: bool,
     ) -> None:
+        uuid, inherited = origin
         result = record.get("toolUseResult")
         if (
             isinstance(result, dict)
             and isinstance(result.get("filePath"), str)
             and ("oldString" in result or result.get("type") in ("create", "update"))
         ):
-            path = _absolute(result["filePath"], record.get("cwd"))
-            current.edits.append((f"{uuid}:result" if uuid else None, path))
+            path = absolute_path(result["filePath"], record.get("cwd"))
+            current.edits.append((f"{uuid}:result" if uuid else None, path, inherited))
         if not main or record.get("isMeta") or record.get("isCompactSummary"):
             return
         if record.get("isSidechain"):
@@ -309,11 +327,12 @@ class _Scan:
             content = "\n".join(b["text"] for b in blocks if isinstance(b.get("text"), str))
         prompt = user_prompt(content)
         if prompt:
-            current.prompts.append((uuid, prompt))
+            current.prompts.append((uuid, prompt, inherited))
 
     def _assistant(
-        self, record: dict[str, Any], current: _Transcript, uuid: str | None, index: int
+        self, record: dict[str, Any], current: _Transcript, origin: tuple[str | None, str | None]
     ) -> None:
+        uuid, inherited = origin
         message = record.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, list):
@@ -327,7 +346,7 @@ class _Scan:
             given = block["input"].get("file_path") or block["input"].get("notebook_path")
             if isinstance(given, str) and given.strip():
                 key = f"{uuid}:{n}" if uuid else None
-                current.edits.append((key, _absolute(given, record.get("cwd"))))
+                current.edits.append((key, absolute_path(given, record.get("cwd")), inherited))
 
     def _blocks(self, kinds: set[Any]) -> None:
         for kind in kinds:
@@ -335,22 +354,30 @@ class _Scan:
                 self._skip(f"content block {kind!r}")
 
     def sessions(self) -> list[SessionFacts]:
-        """Each session's facts, a fork's copied prompts and edits left to its parent."""
+        """Each session's facts; a prompt or edit copied into several files is counted once.
+
+        A line a fork inherited (its ``sessionId`` names another session whose transcript was
+        read) belongs to that session; any other record seen in several files belongs to the
+        oldest session holding it.
+        """
         for leaf, text in self.summaries:
             owner = self.by_id.get(self.owner.get(leaf, ""))
             if owner is not None and owner.ai_title is None:
                 owner.ai_title = text
-        ordered = sorted(self.by_id.values(), key=lambda t: _age(t.facts))
+        for t in self.by_id.values():
+            if t.facts.start is None:
+                t.facts.start = t.inherited_start
+        mains = {sid for sid, t in self.by_id.items() if t.main}
         claimed: set[str] = set()
         out = []
-        for t in ordered:
+        for t in sorted(self.by_id.values(), key=lambda t: _age(t.facts)):
             facts = t.facts
             empty = not (facts.cwds or t.prompts or t.edits or t.custom_title or t.ai_title)
             if facts.start is None and empty:
                 continue  # an empty file: no session
             facts.titles = [x for x in (t.custom_title or t.ai_title,) if x]
-            facts.prompts = _unclaimed(t.prompts, claimed)
-            facts.edits = _unclaimed(t.edits, claimed)
+            facts.prompts = _unclaimed(t.prompts, claimed, mains)
+            facts.edits = _unclaimed(t.edits, claimed, mains)
             out.append(facts)
         return out
 
@@ -361,9 +388,11 @@ def _age(facts: SessionFacts) -> tuple[bool, float, str]:
     return (start is None, start.timestamp() if start else 0.0, facts.session_id)
 
 
-def _unclaimed(items: list[tuple[str | None, str]], claimed: set[str]) -> list[str]:
+def _unclaimed(items: list[_Item], claimed: set[str], mains: set[str]) -> list[str]:
     out = []
-    for key, value in items:
+    for key, value, inherited in items:
+        if inherited is not None and inherited in mains:
+            continue  # the ancestor's own transcript holds it
         if key is not None:
             if key in claimed:
                 continue
@@ -394,6 +423,8 @@ def _history(
     typed = {p for s in sessions for p in s.prompts}
     found: dict[tuple[str, str], SessionFacts] = {}
     for root in roots:
+        if not (root / "history.jsonl").is_file():
+            continue
         for line in iter_jsonl(root / "history.jsonl", stats):
             text = clean_text(line.get("display"))
             when = parse_time(line.get("timestamp"))
@@ -425,8 +456,11 @@ def _claude_md_files(cwd: str, home: Path, top: Path | None) -> Iterator[tuple[P
     if top is not None:
         chain += [p for p in folder.parents if p == top or top in p.parents]
     for place in chain:
-        for rel, private in (("CLAUDE.md", False), (".claude/CLAUDE.md", False),
-                             ("CLAUDE.local.md", True)):
+        for rel, private in (
+            ("CLAUDE.md", False),
+            (".claude/CLAUDE.md", False),
+            ("CLAUDE.local.md", True),
+        ):
             if (place / rel).is_file():
                 yield place / rel, private
 
@@ -473,7 +507,7 @@ def is_private_path(path: str | None, home: Path) -> bool:
     return bool(rest) and rest[0].casefold() in PRIVATE_DIRS
 
 
-def _absolute(path: str, cwd: object) -> str:
+def absolute_path(path: str, cwd: object) -> str:
     """A recorded path made absolute against the record's cwd when it was relative."""
     text = normalize_path(path) or path
     base = normalize_path(cwd)
@@ -663,12 +697,11 @@ class Assembler:
             if title not in focus:
                 focus.append(title)
         touched: list[str] = []
-        top = self.git(facts.cwd).toplevel if facts.cwd else None
         for path in facts.edits:
             shown = clean_text(relative_path(path, facts.cwd) or path, 1024)
             if shown and shown not in touched:
                 touched.append(shown)
-            self._file(path, facts, top, date, private)
+            self._file(path, facts, date, private)
         row: dict[str, Any] = {"date": date}
         if facts.session_id:
             row["session_id"] = clean_text(facts.session_id, 128)
@@ -684,13 +717,17 @@ class Assembler:
         row["visibility"] = "private" if private else "team"
         self.sessions.append((facts.start, facts.session_id, row))
 
-    def _file(
-        self, path: str, facts: SessionFacts, top: Path | None, date: str, private: bool
-    ) -> None:
-        project = self.project_of(facts.cwd, facts.remotes.get(facts.cwd or ""))
-        rel = relative_path(path, str(top)) if top else None
-        rel = rel or relative_path(path, facts.cwd)
-        if project is None or rel is None:
+    def _file(self, path: str, facts: SessionFacts, date: str, private: bool) -> None:
+        """Count an edited file for its project, relative to the repository (or the cwd)."""
+        for cwd in dict.fromkeys(c for c in (facts.cwd, *facts.cwds) if c):
+            top = self.git(cwd).toplevel
+            rel = (relative_path(path, str(top)) if top else None) or relative_path(path, cwd)
+            if rel is not None:
+                project = self.project_of(cwd, facts.remotes.get(cwd))
+                break
+        else:
+            return
+        if project is None:
             return
         entry = self.files.get((fold(project), rel))
         if entry is None:
@@ -840,8 +877,13 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _KINDS: Final = (
     ("person", re.compile(r"\b(people|persons?|team|teammates|contacts|who)\b")),
     ("decision", re.compile(r"\b(decisions?|decided|adrs?)\b")),
-    ("library", re.compile(r"\b(tools?|tooling|librar(y|ies)|stack|dependenc(y|ies)|packages?"
-                           r"|frameworks?)\b")),
+    (
+        "library",
+        re.compile(
+            r"\b(tools?|tooling|librar(y|ies)|stack|dependenc(y|ies)|packages?"
+            r"|frameworks?)\b"
+        ),
+    ),
 )
 _DASHES: Final = "\u2014\u2013-"  # em dash, en dash, hyphen: "Name - summary"
 _PREFIX = re.compile(r"^(decision|person|library|tool)\s*:\s*(.+)$", re.I | re.S)
@@ -952,13 +994,17 @@ def _entity(kind: str, text: str, date: str, private: bool) -> dict[str, Any] | 
     else:
         name = re.split(rf" [{_DASHES}] |: | \(|, ", _plain(first), maxsplit=1)[0]
     name = clean_text(name.strip(" .:;,"), 128)
-    if not name or (kind != "decision" and len(name) > 64):
+    if kind == "library" and not bold and len(name.split()) > 3:
+        name = name.split()[0]  # "terraform 1.9 with the aws provider" -> "terraform"
+    if not name or (kind != "decision" and (len(name) > 64 or len(name.split()) > 4)):
         return None
     rest = _plain(first)[len(name) :] if _plain(first).startswith(name) else ""
-    paren = re.match(r"^\s*\(([^)]*)\)", rest)
+    paren = re.match(r"^\s*\(([^)]*)\)", rest) if kind == "person" else None
     if paren:
         for alias in re.split(r",|/| or ", paren.group(1)):
             alias = clean_text(alias.strip(" @"), 128)
+            if len(alias.split()) > 3:
+                continue  # a remark in parentheses, not another name
             if alias and fold(alias) != fold(name) and alias not in aliases:
                 aliases.append(alias)
     row: dict[str, Any] = {"name": name, "type": kind}

@@ -103,16 +103,6 @@ EDIT_TOOLS: Final = frozenset(
     }
 )
 EDIT_TOOL_IDS: Final = frozenset({7})
-PATH_KEYS: Final = (
-    "target_file",
-    "targetFile",
-    "relativeWorkspacePath",
-    "relative_workspace_path",
-    "file_path",
-    "filePath",
-    "path",
-)
-RULE_FILE_LIMIT: Final = 1024 * 1024
 
 
 class CursorReader:
@@ -183,8 +173,10 @@ def _workspaces(folder: Path, stats: ReadStats) -> list[_Workspace]:
     return found
 
 
-def _item_values(keys: tuple[str, ...]) -> Callable[[sqlite3.Connection, ReadStats], dict[str, Any]]:
-    """A query reading exactly ``keys`` of ``ItemTable`` (never a prefix: credentials live there)."""
+def _item_values(
+    keys: tuple[str, ...],
+) -> Callable[[sqlite3.Connection, ReadStats], dict[str, Any]]:
+    """A query reading exactly ``keys`` of ``ItemTable``: never a prefix, credentials live there."""
 
     def query(conn: sqlite3.Connection, stats: ReadStats) -> dict[str, Any]:
         if "ItemTable" not in _tables(conn):
@@ -262,7 +254,7 @@ def _composers(db: Path, workspaces: list[_Workspace], stats: ReadStats) -> list
             draft.cwd = owners[composer.id]
         else:
             ident = header.get("workspaceIdentifier")
-            ws = by_id.get(ident.get("id")) if isinstance(ident, dict) else None
+            ws = by_id.get(str(ident.get("id"))) if isinstance(ident, dict) else None
             draft.cwd = ws.folder if ws else None
         for bubble in composer.bubbles:
             draft.seen(bubble.moment)
@@ -293,41 +285,52 @@ def _composer_query(
     composers: list[_Composer] = []
     if "cursorDiskKV" not in tables:
         return composers, headers
+    data: dict[str, dict[str, Any]] = {}
     for key, value in _range(conn, "composerData:", stats):
-        if not isinstance(value, dict):
+        if isinstance(value, dict):
+            data[key.removeprefix("composerData:")] = value
+        else:
             stats.skipped += 1
-            continue
-        cid = key.removeprefix("composerData:")
-        order = value.get("fullConversationHeadersOnly")
+    # One scan of the bubbles, keeping those of composers that list them (drafts list none).
+    wanted = {cid for cid, value in data.items() if value.get("fullConversationHeadersOnly")}
+    rows: dict[str, dict[str, dict[str, Any]]] = {}
+    for key, value in _range(conn, "bubbleId:", stats, lambda k: k.split(":")[1] in wanted):
+        _, cid, bid = [*key.split(":", 2), "", ""][:3]
+        if isinstance(value, dict):
+            rows.setdefault(cid, {})[bid] = value
+    for cid, value in data.items():
         inline = value.get("conversation")
-        bubbles: list[_Bubble] = []
-        if isinstance(inline, list):
-            bubbles += [_bubble(b) for b in inline if isinstance(b, dict)]
-        if isinstance(order, list) and order:
-            rows = {
-                k.rsplit(":", 1)[-1]: v
-                for k, v in _range(conn, f"bubbleId:{cid}:", stats)
-                if isinstance(v, dict)
-            }
-            ranked = [h.get("bubbleId") for h in order if isinstance(h, dict)]
-            for bid in ranked:
-                if isinstance(bid, str) and bid in rows:
-                    bubbles.append(_bubble(rows.pop(bid)))
-            bubbles += [_bubble(v) for v in rows.values()]  # not in the manifest: rowid order
+        bubbles = (
+            [_bubble(b) for b in inline if isinstance(b, dict)] if isinstance(inline, list) else []
+        )
+        order = value.get("fullConversationHeadersOnly")
+        mine = rows.get(cid, {})
+        for head in order if isinstance(order, list) else []:
+            ref = head.get("bubbleId") if isinstance(head, dict) else None
+            if isinstance(ref, str) and ref in mine:
+                bubbles.append(_bubble(mine.pop(ref)))
+        bubbles += [_bubble(v) for v in mine.values()]  # not in the manifest: rowid order
         composers.append(_Composer(cid, value, bubbles))
     return composers, headers
 
 
-def _range(conn: sqlite3.Connection, prefix: str, stats: ReadStats) -> Iterator[tuple[str, Any]]:
-    """Rows of ``cursorDiskKV`` whose key starts with ``prefix``, by an index range scan."""
+def _range(
+    conn: sqlite3.Connection,
+    prefix: str,
+    stats: ReadStats,
+    keep: Callable[[str], bool] = lambda key: True,
+) -> Iterator[tuple[str, Any]]:
+    """Rows of ``cursorDiskKV`` whose key starts with ``prefix`` (an index range scan)."""
     end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
     cursor = conn.execute(
         f"SELECT key, {_CAPPED} FROM cursorDiskKV WHERE key >= ? AND key < ? ORDER BY rowid",
         (MAX_JSON_FILE, prefix, end),
     )
     for key, raw, size in cursor:
+        if not isinstance(key, str) or not keep(key):
+            continue
         value = json_value(raw, size, stats)
-        if value is not None and isinstance(key, str):
+        if value is not None:
             yield key, value
 
 
@@ -375,22 +378,6 @@ def _composer_files(data: dict[str, Any]) -> list[str]:
     return files
 
 
-def path_argument(params: object) -> str | None:
-    """The file a tool call names, from its arguments (a mapping or a JSON string)."""
-    if isinstance(params, str):
-        try:
-            params = json.loads(params)
-        except ValueError:
-            return None
-    if not isinstance(params, dict):
-        return None
-    for key in PATH_KEYS:
-        value = params.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
-
-
 def _legacy_tabs(ws: _Workspace) -> list[Draft]:
     drafts = []
     for tab in ws.tabs:
@@ -423,7 +410,9 @@ def _rules(folders: list[str], ctx: ReaderContext, stats: ReadStats) -> list[Not
                 continue
             meta, body = front_matter(text)
             label = path.stem if path.suffix == ".mdc" else ".cursorrules"
-            head = f"Cursor rule {label}" + (f" ({meta['description']})" if meta.get("description") else "")
+            head = f"Cursor rule {label}" + (
+                f" ({meta['description']})" if meta.get("description") else ""
+            )
             notes.append(
                 NoteDraft(
                     date=local_date(moment, ctx.tz),
@@ -436,22 +425,22 @@ def _rules(folders: list[str], ctx: ReaderContext, stats: ReadStats) -> list[Not
     return notes
 
 
-def front_matter(text: str) -> tuple[dict[str, str], str]:
-    """Flat ``key: value`` front matter between ``---`` lines, and the body after it."""
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != "---":
-        return {}, text.strip()
-    meta: dict[str, str] = {}
-    for i, line in enumerate(lines[1:], start=1):
-        if line.strip() == "---":
-            return meta, "\n".join(lines[i + 1 :]).strip()
-        key, sep, value = line.partition(":")
-        if sep and key.strip():
-            meta[key.strip()] = value.strip().strip("\"'")
-    return {}, text.strip()
+# -- shared: files, URIs and tool arguments (identical in every reader here; for base.py) ------
 
-
-# -- editor folders, URIs and memory files (the same in the VS Code family readers) -------------
+PATH_KEYS: Final = (
+    "target_file",
+    "targetFile",
+    "relativeWorkspacePath",
+    "relative_workspace_path",
+    "file_path",
+    "filePath",
+    "absolute_path",
+    "path",
+)
+MEMORY_FILE_LIMIT: Final = 1024 * 1024
+_PATCH_FILE: Final = re.compile(
+    r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.MULTILINE
+)
 
 
 def editor_user_dirs(ctx: ReaderContext, product: str) -> list[Path]:
@@ -484,7 +473,7 @@ def read_memory_file(path: Path, stats: ReadStats) -> tuple[str, datetime | None
         info = path.stat()
         if not path.is_file():
             return "", None
-        if info.st_size > RULE_FILE_LIMIT:
+        if info.st_size > MEMORY_FILE_LIMIT:
             stats.too_large += 1
             stats.problem(f"{path.name}: skipped, {info.st_size:,} bytes is too large")
             return "", None
@@ -496,6 +485,44 @@ def read_memory_file(path: Path, stats: ReadStats) -> tuple[str, datetime | None
     return text, datetime.fromtimestamp(info.st_mtime, UTC)
 
 
+def path_argument(params: object) -> str | None:
+    """The file a tool call names, from its arguments (a mapping or a JSON string)."""
+    if isinstance(params, str):
+        try:
+            params = json.loads(params)
+        except ValueError:
+            return None
+    if not isinstance(params, dict):
+        return None
+    for key in PATH_KEYS:
+        value = params.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def patch_files(patch: object) -> list[str]:
+    """The files an ``apply_patch`` envelope (``*** Update File: <path>``) changes."""
+    if not isinstance(patch, str):
+        return []
+    return [a or b for a, b in _PATCH_FILE.findall(patch)]
+
+
+def front_matter(text: str) -> tuple[dict[str, str], str]:
+    """Flat ``key: value`` front matter between ``---`` lines, and the body after it."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}, text.strip()
+    meta: dict[str, str] = {}
+    for i, line in enumerate(lines[1:], start=1):
+        if line.strip() == "---":
+            return meta, "\n".join(lines[i + 1 :]).strip()
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            meta[key.strip()] = value.strip().strip("\"'")
+    return {}, text.strip()
+
+
 def _children(folder: Path) -> list[Path]:
     try:
         return sorted(folder.iterdir())
@@ -503,7 +530,10 @@ def _children(folder: Path) -> list[Path]:
         return []
 
 
-# -- SQLite, read without writing (the same in every reader of a SQLite store) ----------------
+# -- end shared: files --------------------------------------------------------------------------
+
+
+# -- shared: SQLite read without writing (identical in every reader of a SQLite store) ---------
 
 T = TypeVar("T")
 BUSY_TIMEOUT: Final = 2.0
@@ -528,7 +558,8 @@ def read_sqlite(
       and its ``-wal`` (or journal) are copied to a temporary folder and the copy is read.
       The ``-shm`` is not copied; SQLite rebuilds it from the checksummed ``-wal`` frames.
 
-    ``query`` must return plain data (it may run twice); its counters are kept only once.
+    ``query`` runs inside one read transaction, so all its statements see the same snapshot.
+    It must return plain data (it may run twice); its counters are kept only once.
     """
     try:
         with open(path, "rb") as handle:
@@ -600,11 +631,12 @@ def _read_copy(
         return result
 
 
-def _run(
-    target: str, query: Callable[[sqlite3.Connection, ReadStats], T], local: ReadStats
-) -> T:
-    conn = sqlite3.connect(target, uri=target.startswith("file:"), timeout=BUSY_TIMEOUT)
+def _run(target: str, query: Callable[[sqlite3.Connection, ReadStats], T], local: ReadStats) -> T:
+    conn = sqlite3.connect(
+        target, uri=target.startswith("file:"), timeout=BUSY_TIMEOUT, isolation_level=None
+    )
     try:
+        conn.execute("BEGIN")  # one read transaction: every SELECT sees the same snapshot
         return query(conn, local)
     finally:
         conn.close()
@@ -663,7 +695,10 @@ def json_value(raw: object, size: object, stats: ReadStats) -> Any:
     return value
 
 
-# -- manifest assembly (the same block in every reader of this family; a candidate for base.py)
+# -- end shared: SQLite -------------------------------------------------------------------------
+
+
+# -- shared: manifest assembly (identical in every reader here; a candidate for base.py) ------
 
 PRIVATE_DIRS: Final = ("personal", "private")
 _HOME_PRIVATE: Final = re.compile(
@@ -711,7 +746,7 @@ class NoteDraft:
 
 
 def visibility(path: str | None, home: Path) -> str:
-    """"private" under ``~/personal`` or ``~/private`` (this home or any user's), else "team"."""
+    """ "private" under ``~/personal`` or ``~/private`` (this home or any user's), else "team"."""
     if not path:
         return "team"
     text = path.replace("\\", "/")
@@ -744,7 +779,9 @@ def relative_file(path: str, cwd: str | None) -> str | None:
         return PureWindowsPath(norm).as_posix()  # a relative path written on Windows
     if not cwd or windows != is_windows_path(cwd):
         return norm
-    pure: type[PurePosixPath] | type[PureWindowsPath] = PureWindowsPath if windows else PurePosixPath
+    pure: type[PurePosixPath] | type[PureWindowsPath] = (
+        PureWindowsPath if windows else PurePosixPath
+    )
     file, folder = pure(norm), pure(cwd)
     if not file.is_absolute():
         return file.as_posix()
@@ -776,8 +813,8 @@ def unique(items: Iterable[T]) -> list[T]:
 def session_row(draft: Draft, ctx: ReaderContext) -> dict[str, Any] | None:
     """The manifest row of one session, or None for an empty draft."""
     actions = unique(clean_text(t) for t in (draft.title, *draft.prompts))[:10]
-    files = unique(relative_file(f, draft.cwd) for f in draft.files)
-    files = [f for f in files if len(f) <= 1024][:50]
+    named = unique(relative_file(f, draft.cwd) for f in draft.files)
+    files = [f for f in named if f is not None and len(f) <= 1024][:50]
     if not actions and not files:
         return None
     cwd = safe_text(draft.cwd)
@@ -897,3 +934,6 @@ def _notes(notes: list[NoteDraft], ctx: ReaderContext) -> list[dict[str, Any]]:
         rows[(note.date, text)] = row
     ordered = sorted(rows.values(), key=lambda r: (r["date"], r["text"]), reverse=True)
     return ordered[:MAX_NOTES]
+
+
+# -- end shared: assembly -----------------------------------------------------------------------

@@ -52,8 +52,13 @@ PROJECTS: list[tuple[str, str, str | None, list[str], list[str]]] = [
             "Match payees with rapidfuzz and keep the cutoff at 85",
             "Write a test for the OFX date parser with the sample statements",
         ],
-        ["ledgerline/importers/csv_bank.py", "ledgerline/cli.py", "tests/test_importers.py",
-         "ledgerline/report.py", "pyproject.toml"],
+        [
+            "ledgerline/importers/csv_bank.py",
+            "ledgerline/cli.py",
+            "tests/test_importers.py",
+            "ledgerline/report.py",
+            "pyproject.toml",
+        ],
     ),
     (
         "ledgerline-wt",
@@ -111,6 +116,25 @@ PROJECTS: list[tuple[str, str, str | None, list[str], list[str]]] = [
         ["bot.py", "schedule.py"],
     ),
 ]
+TITLES = {
+    "Add a CSV importer for bank statements under ledgerline/importers": "CSV bank importer",
+    "Store amounts as Decimal, never float, and fix the rounding test": "Decimal amounts",
+    "Wire the importer into the CLI with a --dry-run flag": "CLI import --dry-run flag",
+    "Why does the monthly report skip the last day of the month?": "Monthly report skips last day",
+    "Match payees with rapidfuzz and keep the cutoff at 85": "Payee matching with rapidfuzz",
+    "Write a test for the OFX date parser with the sample statements": "OFX date parser tests",
+    "Finish the CSV import branch: handle semicolon separators": "Semicolon CSV separators",
+    "Rebase csv-import on main and fix the conflicts in cli.py": "Rebase csv-import on main",
+    "Reproduce Priya's bug report about duplicated rows in the clone": "Duplicated rows bug",
+    "Add a staging workspace for the ledgerline API in terraform": "Terraform staging workspace",
+    "Pin the aws provider to 5.x and run terraform fmt": "Pin AWS provider 5.x",
+    "Explain why the plan wants to recreate the RDS instance": "RDS recreate in plan",
+    "Switch the docs site build from npm to pnpm": "Docs build on pnpm",
+    "Write a getting-started page for the importer": "Importer getting-started page",
+    "Add a /health endpoint to the api package with a test": "API health endpoint",
+    "Move the shared pydantic models into packages/common": "Shared models in packages/common",
+    "Make the diary bot summarise my week every Sunday evening": "Weekly diary summary",
+}
 HOOKS = {
     "hooks": {
         "SessionEnd": [{"hooks": [{"type": "command", "command": "bourdon export claude-code"}]}],
@@ -128,7 +152,7 @@ def write_store(home: Path, *, seed: int = 0, sessions: int = 12, size: str = "u
     home = Path(home)
     root = home / ".claude"
     rng = random.Random(f"claude-code-{seed}")
-    _repos(home)
+    write_repos(home)
     gen = _Gen(home, root, rng, bench=size == "bench")
     for n in range(sessions):
         gen.ordinary(n, sessions)
@@ -151,13 +175,16 @@ def encode_cwd(cwd: str) -> str:
     return name
 
 
-def _repos(home: Path) -> None:
+def write_repos(home: Path) -> None:
+    """Git markers (repositories, a worktree, a clone) and CLAUDE.md files of the fake org."""
     def repo(folder: str, url: str | None) -> Path:
         git = home / folder / ".git"
         git.mkdir(parents=True, exist_ok=True)
         config = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
         if url:
-            config += f'[remote "origin"]\n\turl = {url}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
+            config += (
+                f'[remote "origin"]\n\turl = {url}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
+            )
         (git / "config").write_text(config, encoding="utf-8")
         (git / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
         return git
@@ -195,7 +222,9 @@ def _repos(home: Path) -> None:
 
 
 def _stamp(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return (
+        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    )
 
 
 class _Session:
@@ -246,7 +275,9 @@ class _Session:
     def prompt(self, text: str, **extra: Any) -> dict[str, Any]:
         self.tick(self.gen.rng.randint(20, 300))
         message = {"role": "user", "content": text}
-        return self.add(self.envelope("user", message=message, promptId=self.gen.token("prompt_"), **extra))
+        return self.add(
+            self.envelope("user", message=message, promptId=self.gen.token("prompt_"), **extra)
+        )
 
     def tool(self, name: str, tool_input: dict[str, Any], output: str, result: Any = None) -> None:
         self.tick(self.gen.rng.randint(2, 20))
@@ -260,7 +291,9 @@ class _Session:
             "stop_reason": "tool_use",
             "usage": {"input_tokens": 5, "output_tokens": 120, "cache_read_input_tokens": 18230},
         }
-        assistant = self.add(self.envelope("assistant", message=message, requestId=self.gen.token("req_")))
+        assistant = self.add(
+            self.envelope("assistant", message=message, requestId=self.gen.token("req_"))
+        )
         self.tick(1)
         content = [{"tool_use_id": tool_id, "type": "tool_result", "content": output}]
         fields: dict[str, Any] = {"message": {"role": "user", "content": content}}
@@ -290,23 +323,51 @@ class _Session:
         self.add(self.envelope("assistant", message=message, requestId=self.gen.token("req_")))
 
     def edit(self, rel: str, how: str = "Edit") -> None:
-        path = f"{self.cwd}/{rel}" if not self.cwd.startswith("C:") else f"{self.cwd}\\{rel.replace('/', chr(92))}"
+        path = (
+            f"{self.cwd}/{rel}"
+            if not self.cwd.startswith("C:")
+            else f"{self.cwd}\\{rel.replace('/', chr(92))}"
+        )
         if how == "Write":
-            self.tool("Write", {"file_path": path, "content": "import csv\n"},
-                      f"File created successfully at: {path}",
-                      {"type": "create", "filePath": path, "content": "import csv\n",
-                       "structuredPatch": [], "originalFile": None})
+            self.tool(
+                "Write",
+                {"file_path": path, "content": "import csv\n"},
+                f"File created successfully at: {path}",
+                {
+                    "type": "create",
+                    "filePath": path,
+                    "content": "import csv\n",
+                    "structuredPatch": [],
+                    "originalFile": None,
+                },
+            )
         elif how == "MultiEdit":
-            self.tool("MultiEdit", {"file_path": path, "edits": [{"old_string": "a", "new_string": "b"}]},
-                      "Applied 1 edit")
+            self.tool(
+                "MultiEdit",
+                {"file_path": path, "edits": [{"old_string": "a", "new_string": "b"}]},
+                "Applied 1 edit",
+            )
         elif how == "NotebookEdit":
-            self.tool("NotebookEdit", {"notebook_path": path, "new_source": "x = 1", "cell_id": "c1"},
-                      "Updated cell c1")
+            self.tool(
+                "NotebookEdit",
+                {"notebook_path": path, "new_source": "x = 1", "cell_id": "c1"},
+                "Updated cell c1",
+            )
         else:
-            self.tool("Edit", {"file_path": path, "old_string": "float(", "new_string": "Decimal("},
-                      f"The file {path} has been updated.",
-                      {"filePath": path, "oldString": "float(", "newString": "Decimal(",
-                       "originalFile": "", "replaceAll": False, "structuredPatch": [], "userModified": False})
+            self.tool(
+                "Edit",
+                {"file_path": path, "old_string": "float(", "new_string": "Decimal("},
+                f"The file {path} has been updated.",
+                {
+                    "filePath": path,
+                    "oldString": "float(",
+                    "newString": "Decimal(",
+                    "originalFile": "",
+                    "replaceAll": False,
+                    "structuredPatch": [],
+                    "userModified": False,
+                },
+            )
 
     def write(self, path: Path, *, newline_at_end: bool = True) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -330,7 +391,10 @@ class _Gen:
         return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
 
     def token(self, prefix: str) -> str:
-        return prefix + "".join(self.rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789") for _ in range(12))
+        return prefix + "".join(
+            self.rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789")
+            for _ in range(12)
+        )
 
     def folder(self, cwd: str) -> Path:
         return self.root / "projects" / encode_cwd(cwd)
@@ -342,16 +406,21 @@ class _Gen:
         """~256 KB of test-runner output as a JSON string literal, built once."""
         if self._block is None:
             rng = random.Random(1)
-            words = "PASSED FAILED test_importers test_report assert Decimal rounding ledger row".split()
-            lines = [
-                f"tests/test_{rng.choice(words)}.py::{rng.choice(words)}_{i} {rng.choice(words)} [{i % 100:3d}%]"
-                for i in range(4200)
-            ]
+            words = "PASSED FAILED importers report assert Decimal rounding ledger row".split()
+            lines = []
+            for i in range(4200):
+                a, b, c = rng.choice(words), rng.choice(words), rng.choice(words)
+                lines.append(f"tests/test_{a}.py::{b}_{i} {c} [{i % 100:3d}%]")
             self._block = json.dumps("\n".join(lines)).encode()
         return self._block
 
     def history_line(self, text: str, when: datetime, cwd: str, sid: str | None) -> None:
-        line: dict[str, Any] = {"display": text, "pastedContents": {}, "timestamp": int(when.timestamp() * 1000), "project": cwd}
+        line: dict[str, Any] = {
+            "display": text,
+            "pastedContents": {},
+            "timestamp": int(when.timestamp() * 1000),
+            "project": cwd,
+        }
         if sid:
             line["sessionId"] = sid
         self.history.append(line)
@@ -360,9 +429,13 @@ class _Gen:
         rng = self.rng
         key, rel, _url, prompts, files = PROJECTS[n % len(PROJECTS)]
         cwd = self.cwd(rel)
-        start = BASE + timedelta(days=(n * 29) // max(total, 1), hours=rng.randint(0, 9), minutes=rng.randint(0, 59))
+        start = BASE + timedelta(
+            days=(n * 29) // max(total, 1), hours=rng.randint(0, 9), minutes=rng.randint(0, 59)
+        )
         sid = self.uuid()
-        s = _Session(self, sid, cwd, start, branch="main" if key != "ledgerline-wt" else "csv-import")
+        s = _Session(
+            self, sid, cwd, start, branch="main" if key != "ledgerline-wt" else "csv-import"
+        )
         s.meta("permission-mode", permissionMode="default")
         chosen = rng.sample(prompts, k=min(len(prompts), rng.randint(1, 3)))
         for text in chosen:
@@ -376,7 +449,7 @@ class _Gen:
                 for _ in range(max(1, int(rng.lognormvariate(1.9, 0.5)))):
                     s.big_tool(self.block())
             s.reply("Done. The tests pass.")
-        s.meta("ai-title", aiTitle=f"{chosen[0][:40].rstrip()}")
+        s.meta("ai-title", aiTitle=TITLES[chosen[0]])
         s.write(self.folder(cwd) / f"{sid}.jsonl")
         self.transcripts[f"ordinary-{n}"] = s
 
@@ -385,15 +458,62 @@ class _Gen:
         lines = [json.dumps(line, ensure_ascii=False).encode("utf-8") for line in self.history]
         # Old lines without sessionId, a slash command, invalid UTF-8 and a cut multibyte sequence.
         old = datetime(2026, 4, 2, 16, 5, tzinfo=UTC)
-        lines.insert(0, json.dumps({"display": "Set up the ledgerline repository with uv", "pastedContents": {}, "timestamp": int(old.timestamp() * 1000), "project": self.cwd("src/ledgerline")}).encode())
-        lines.insert(1, json.dumps({"display": "/clear", "pastedContents": {}, "timestamp": int(old.timestamp() * 1000) + 5000, "project": self.cwd("src/ledgerline")}).encode())
-        lines.insert(2, b'{"display":"Fix the caf\xc3\xa9 \xff\xfe encoding bug in the exporter","pastedContents":{},"timestamp":' + str(int(old.timestamp() * 1000) + 60000).encode() + b',"project":"' + self.cwd("src/ledgerline").encode() + b'"}')
-        lines.insert(3, b'{"display":"Translate the README \xe6\x97","pastedContents":{},"timestamp":' + str(int(old.timestamp() * 1000) + 90000).encode() + b',"project":"' + self.cwd("src/docs-site").encode() + b'"}')
+        lines.insert(
+            0,
+            json.dumps(
+                {
+                    "display": "Set up the ledgerline repository with uv",
+                    "pastedContents": {},
+                    "timestamp": int(old.timestamp() * 1000),
+                    "project": self.cwd("src/ledgerline"),
+                }
+            ).encode(),
+        )
+        lines.insert(
+            1,
+            json.dumps(
+                {
+                    "display": "/clear",
+                    "pastedContents": {},
+                    "timestamp": int(old.timestamp() * 1000) + 5000,
+                    "project": self.cwd("src/ledgerline"),
+                }
+            ).encode(),
+        )
+        lines.insert(
+            2,
+            b'{"display":"Fix the caf\xc3\xa9 \xff\xfe encoding bug in the exporter",'
+            b'"pastedContents":{},"timestamp":'
+            + str(int(old.timestamp() * 1000) + 60000).encode()
+            + b',"project":"'
+            + self.cwd("src/ledgerline").encode()
+            + b'"}',
+        )
+        lines.insert(
+            3,
+            b'{"display":"Translate the README \xe6\x97","pastedContents":{},"timestamp":'
+            + str(int(old.timestamp() * 1000) + 90000).encode()
+            + b',"project":"'
+            + self.cwd("src/docs-site").encode()
+            + b'"}',
+        )
         swept = "7d1e9c0a-5b2f-4c8e-9a61-0f3b2d4c6e88"
         self.ids["swept"] = swept
         when = datetime(2026, 5, 3, 10, 0, tzinfo=UTC)
-        for i, text in enumerate(["Draft the terraform module for the queue", "Add outputs for the queue URL"]):
-            lines.append(json.dumps({"display": text, "pastedContents": {}, "timestamp": int((when + timedelta(minutes=i)).timestamp() * 1000), "project": self.cwd("src/infra-terraform"), "sessionId": swept}).encode())
+        for i, text in enumerate(
+            ["Draft the terraform module for the queue", "Add outputs for the queue URL"]
+        ):
+            lines.append(
+                json.dumps(
+                    {
+                        "display": text,
+                        "pastedContents": {},
+                        "timestamp": int((when + timedelta(minutes=i)).timestamp() * 1000),
+                        "project": self.cwd("src/infra-terraform"),
+                        "sessionId": swept,
+                    }
+                ).encode()
+            )
         (root).mkdir(parents=True, exist_ok=True)
         (root / "history.jsonl").write_bytes(b"\n".join(lines) + b"\n")
 
@@ -404,7 +524,8 @@ class _Gen:
             "- The importer tests use the fixtures in tests/data/; never hit a real bank.\n"
             "- Release with `uv build` then `uv publish`; tags are vX.Y.Z.\n\n"
             "## People\n\n"
-            "- Priya Raman (Priya, praman) - reviews anything touching cli.py; wants a test per change\n"
+            "- Priya Raman (Priya, praman) - reviews anything touching cli.py; "
+            "wants a test per change\n"
             "- **Marco Bianchi**: owns the infra-terraform staging account\n\n"
             "## Decisions\n\n"
             "- Store amounts as Decimal: floats lost cents in the March report\n"
@@ -442,10 +563,31 @@ class _Gen:
         )
         self.mtimes[root / "CLAUDE.md"] = datetime(2026, 5, 20, 12, 0, tzinfo=UTC).timestamp()
         (root / "settings.json").write_text(json.dumps(HOOKS, indent=2) + "\n", encoding="utf-8")
-        todo = root / "todos" / f"{self.ids.get('rich', 'x')}-agent-{self.ids.get('rich', 'x')}.json"
+        todo = (
+            root / "todos" / f"{self.ids.get('rich', 'x')}-agent-{self.ids.get('rich', 'x')}.json"
+        )
         todo.parent.mkdir(parents=True, exist_ok=True)
-        todo.write_text(json.dumps([{"content": "Add CSV importer", "status": "completed", "activeForm": "Adding CSV importer"}]), encoding="utf-8")
-        (home / ".claude.json").write_text(json.dumps({"numStartups": 42, "projects": {self.cwd("src/ledgerline"): {"hasTrustDialogAccepted": True}}}), encoding="utf-8")
+        todo.write_text(
+            json.dumps(
+                [
+                    {
+                        "content": "Add CSV importer",
+                        "status": "completed",
+                        "activeForm": "Adding CSV importer",
+                    }
+                ]
+            ),
+            encoding="utf-8",
+        )
+        (home / ".claude.json").write_text(
+            json.dumps(
+                {
+                    "numStartups": 42,
+                    "projects": {self.cwd("src/ledgerline"): {"hasTrustDialogAccepted": True}},
+                }
+            ),
+            encoding="utf-8",
+        )
 
 
 def _messy(gen: _Gen) -> None:
@@ -456,10 +598,16 @@ def _messy(gen: _Gen) -> None:
     # A 1.0.x transcript opening with legacy summary lines; one titles this very session.
     sid = gen.ids["legacy"] = gen.uuid()
     s = _Session(gen, sid, ledger, datetime(2026, 6, 3, 9, 0, tzinfo=UTC))
-    first = s.envelope("user", message={"role": "user", "content": "Port the importer to Python 3.11"})
+    first = s.envelope(
+        "user", message={"role": "user", "content": "Port the importer to Python 3.11"}
+    )
     s.parent = None
     s.meta("summary", summary="Importer ported to Python 3.11", leafUuid=first["uuid"])
-    s.meta("summary", summary="A conversation from another session", leafUuid="00000000-dead-beef-0000-000000000000")
+    s.meta(
+        "summary",
+        summary="A conversation from another session",
+        leafUuid="00000000-dead-beef-0000-000000000000",
+    )
     s.lines = [line.replace(b',"sessionId":"' + sid.encode() + b'"', b"") for line in s.lines]
     s.add(first)
     s.reply("Ported.")
@@ -469,28 +617,130 @@ def _messy(gen: _Gen) -> None:
     # titles re-appended (custom beats AI), a tool-results spill, and a final record
     # without its trailing newline.
     sid = gen.ids["rich"] = gen.uuid()
-    s = _Session(gen, sid, ledger, datetime(2026, 6, 8, 7, 45, tzinfo=UTC), branch="feat/csv-import")
+    s = _Session(
+        gen, sid, ledger, datetime(2026, 6, 8, 7, 45, tzinfo=UTC), branch="feat/csv-import"
+    )
     s.meta("permission-mode", permissionMode="acceptEdits")
     s.meta("mode", mode="normal")
-    s.add({"type": "file-history-snapshot", "messageId": gen.uuid(), "isSnapshotUpdate": False, "snapshot": {"trackedFileBackups": {}, "timestamp": "2026-06-08T07:45:00.000Z"}})
-    s.add(s.envelope("user", message={"role": "user", "content": "<command-name>/model</command-name>\n<command-message>model</command-message>\n<command-args></command-args>"}))
-    s.add(s.envelope("user", message={"role": "user", "content": "<local-command-stdout>Set model to sonnet</local-command-stdout>"}))
-    s.add(s.envelope("user", isMeta=True, message={"role": "user", "content": "Caveat: The messages below were generated by the user while running local commands."}))
-    s.prompt("Import the ING statement format <system-reminder>The user opened cli.py</system-reminder>too")
-    s.add(s.envelope("attachment", attachment={"type": "hook_success", "hookName": "SessionStart", "content": "memory loaded"}))
-    s.add({"type": "queue-operation", "operation": "enqueue", "content": "and add a test", "sessionId": sid, "timestamp": s.stamp(s.now)})
+    s.add(
+        {
+            "type": "file-history-snapshot",
+            "messageId": gen.uuid(),
+            "isSnapshotUpdate": False,
+            "snapshot": {"trackedFileBackups": {}, "timestamp": "2026-06-08T07:45:00.000Z"},
+        }
+    )
+    s.add(
+        s.envelope(
+            "user",
+            message={
+                "role": "user",
+                "content": "<command-name>/model</command-name>\n"
+                "<command-message>model</command-message>\n<command-args></command-args>",
+            },
+        )
+    )
+    s.add(
+        s.envelope(
+            "user",
+            message={
+                "role": "user",
+                "content": "<local-command-stdout>Set model to sonnet</local-command-stdout>",
+            },
+        )
+    )
+    s.add(
+        s.envelope(
+            "user",
+            isMeta=True,
+            message={
+                "role": "user",
+                "content": "Caveat: The messages below were generated by the user while "
+                "running local commands.",
+            },
+        )
+    )
+    s.prompt(
+        "Import the ING statement format "
+        "<system-reminder>The user opened cli.py</system-reminder>too"
+    )
+    s.add(
+        s.envelope(
+            "attachment",
+            attachment={
+                "type": "hook_success",
+                "hookName": "SessionStart",
+                "content": "memory loaded",
+            },
+        )
+    )
+    s.add(
+        {
+            "type": "queue-operation",
+            "operation": "enqueue",
+            "content": "and add a test",
+            "sessionId": sid,
+            "timestamp": s.stamp(s.now),
+        }
+    )
     s.add(s.envelope("progress", data={"type": "hook_progress", "hookEvent": "PostToolUse"}))
     s.edit("ledgerline/importers/ing.py", "Write")
-    s.tool("Bash", {"command": "ls /nonexistent"}, "ls: cannot access", "Error: Exit code 2")  # string toolUseResult
+    s.tool(
+        "Bash", {"command": "ls /nonexistent"}, "ls: cannot access", "Error: Exit code 2"
+    )  # string toolUseResult
     spill = gen.folder(ledger) / sid / "tool-results" / "toolu_spill.txt"
     spill.parent.mkdir(parents=True, exist_ok=True)
     spill.write_text("huge output spilled to disk\n" * 50, encoding="utf-8")
-    s.tool("Bash", {"command": "pytest -q"}, f"Output too large. Full output saved to {spill}", {"stdout": "", "stderr": "", "interrupted": False, "isImage": False, "persistedOutputPath": str(spill)})
+    s.tool(
+        "Bash",
+        {"command": "pytest -q"},
+        f"Output too large. Full output saved to {spill}",
+        {
+            "stdout": "",
+            "stderr": "",
+            "interrupted": False,
+            "isImage": False,
+            "persistedOutputPath": str(spill),
+        },
+    )
     s.tick(5)
-    s.add(s.envelope("assistant", message={"id": gen.token("msg_"), "type": "message", "role": "assistant", "model": "claude-sonnet-4-6", "content": [{"type": "thinking", "thinking": "", "signature": "sig"}, {"type": "hologram", "data": "a block type from the future"}], "stop_reason": "end_turn"}))
+    s.add(
+        s.envelope(
+            "assistant",
+            message={
+                "id": gen.token("msg_"),
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-6",
+                "content": [
+                    {"type": "thinking", "thinking": "", "signature": "sig"},
+                    {"type": "hologram", "data": "a block type from the future"},
+                ],
+                "stop_reason": "end_turn",
+            },
+        )
+    )
     s.add({"type": "future-record", "sessionId": sid, "payload": {"x": 1}})
-    s.add(s.envelope("system", subtype="compact_boundary", content="Conversation compacted", compactMetadata={"trigger": "manual", "preTokens": 120000}, level="info"))
-    s.add(s.envelope("user", isCompactSummary=True, message={"role": "user", "content": "This session is being continued from a previous conversation. Summary: imported ING."}))
+    s.add(
+        s.envelope(
+            "system",
+            subtype="compact_boundary",
+            content="Conversation compacted",
+            compactMetadata={"trigger": "manual", "preTokens": 120000},
+            level="info",
+        )
+    )
+    s.add(
+        s.envelope(
+            "user",
+            isCompactSummary=True,
+            message={
+                "role": "user",
+                "content": "This session is being continued from a previous conversation. "
+                "Summary: imported ING.",
+            },
+        )
+    )
     s.meta("ai-title", aiTitle="Import ING statements")
     s.prompt("Now add the test for the ING importer")
     s.edit("tests/test_importers.py", "Edit")
@@ -509,24 +759,51 @@ def _messy(gen: _Gen) -> None:
     s.edit("backend.tf")
     s.now += timedelta(days=2)
     s.prompt("Resume: apply the migration plan we wrote on Sunday")
-    s.tool("Agent", {"description": "Update modules", "prompt": "Update module sources", "subagent_type": "general-purpose"}, "done", {"agentId": "a1b2c3d4e5f607182", "status": "completed"})
+    s.tool(
+        "Agent",
+        {
+            "description": "Update modules",
+            "prompt": "Update module sources",
+            "subagent_type": "general-purpose",
+        },
+        "done",
+        {"agentId": "a1b2c3d4e5f607182", "status": "completed"},
+    )
     s.write(gen.folder(infra) / f"{sid}.jsonl")
-    for name, place in (("a1b2c3d4e5f607182", gen.folder(infra) / f"agent-{'a1b2c3d4e5f607182'}.jsonl"),
-                        ("b9c8d7e6f5a4b3c2d", gen.folder(infra) / sid / "subagents" / "agent-b9c8d7e6f5a4b3c2d.jsonl")):
+    for name, place in (
+        ("a1b2c3d4e5f607182", gen.folder(infra) / f"agent-{'a1b2c3d4e5f607182'}.jsonl"),
+        (
+            "b9c8d7e6f5a4b3c2d",
+            gen.folder(infra) / sid / "subagents" / "agent-b9c8d7e6f5a4b3c2d.jsonl",
+        ),
+    ):
         sub = _Session(gen, sid, infra, s.now - timedelta(minutes=30))
-        sub.add(sub.envelope("user", isSidechain=True, agentId=name, message={"role": "user", "content": "Update module sources to the new registry"}))
+        sub.add(
+            sub.envelope(
+                "user",
+                isSidechain=True,
+                agentId=name,
+                message={"role": "user", "content": "Update module sources to the new registry"},
+            )
+        )
         sub.edit(f"modules/{name[:4]}/main.tf")
-        sub.lines = [line.replace(b'"isSidechain": false', b'"isSidechain": true') for line in sub.lines]
+        sub.lines = [
+            line.replace(b'"isSidechain": false', b'"isSidechain": true') for line in sub.lines
+        ]
         sub.write(place)
-    (gen.folder(infra) / sid / "subagents" / "agent-b9c8d7e6f5a4b3c2d.meta.json").write_text(json.dumps({"agentType": "general-purpose", "description": "Update modules"}), encoding="utf-8")
+    (gen.folder(infra) / sid / "subagents" / "agent-b9c8d7e6f5a4b3c2d.meta.json").write_text(
+        json.dumps({"agentType": "general-purpose", "description": "Update modules"}),
+        encoding="utf-8",
+    )
 
     # A fork: a new file copying most of an ordinary session's records (same uuids), then new work.
     parent = gen.transcripts.get("ordinary-0")
     if parent is not None:
         sid = gen.ids["fork"] = gen.uuid()
         fork = _Session(gen, sid, parent.cwd, parent.now)
+        # Inherited lines keep the ancestor's sessionId (AstroQore/vibe-bar#190).
         kept = [line for line in parent.lines if b'"ai-title"' not in line]
-        fork.lines = [line.replace(parent.sid.encode(), sid.encode()) for line in kept[: max(1, len(kept) * 9 // 10)]]
+        fork.lines = kept[: max(1, len(kept) * 9 // 10)]
         fork.parent = json.loads(fork.lines[-1]).get("uuid")
         fork.now = parent.now + timedelta(hours=1)
         fork.prompt("In the fork: try the other rounding mode instead")
@@ -540,7 +817,10 @@ def _messy(gen: _Gen) -> None:
     s.prompt("Add a dark mode toggle to the docs theme")
     s.edit("docs/stylesheets/extra.css", "Write")
     s.prompt("And a print stylesheet")
-    s.raw(b'{"parentUuid":"x","type":"user","message":{"role":"user","content":"this line was cut while wri')
+    s.raw(
+        b'{"parentUuid":"x","type":"user",'
+        b'"message":{"role":"user","content":"this line was cut while wri'
+    )
     s.write(gen.folder(docs) / f"{sid}.jsonl")
 
     # CRLF line ends, blank lines and a BOM on line 1.
@@ -549,7 +829,7 @@ def _messy(gen: _Gen) -> None:
     s.prompt("Fix the broken links in the navigation")
     s.edit("mkdocs.yml")
     s.prompt("Check the links again after the fix")
-    s.lines = [b"\xef\xbb\xbf" + s.lines[0]] + s.lines[1:]
+    s.lines = [b"\xef\xbb\xbf" + s.lines[0], *s.lines[1:]]
     s.lines = [line.replace(b"\n", b"\r\n") for line in s.lines]
     s.lines.insert(1, b"\r\n")
     s.lines.insert(3, b"   \n\n")
@@ -559,7 +839,11 @@ def _messy(gen: _Gen) -> None:
     sid = gen.ids["bytes"] = gen.uuid()
     s = _Session(gen, sid, ledger, datetime(2026, 6, 21, 11, 0, tzinfo=UTC))
     s.prompt("Parse the Cr\u00e9dit Agricole export \ud83d please")
-    s.tool("Bash", {"command": "cat export.csv"}, "caf\u00e9;12,50\n\x00\x00\x1b[31mERROR\x1b[0m bad row\r\n")
+    s.tool(
+        "Bash",
+        {"command": "cat export.csv"},
+        "caf\u00e9;12,50\n\x00\x00\x1b[31mERROR\x1b[0m bad row\r\n",
+    )
     s.lines[-1] = s.lines[-1].replace("caf\u00e9".encode(), b"caf\xff\xfe\xc3")
     s.prompt("Now skip rows with NUL bytes")
     s.edit("ledgerline/importers/ca.py", "Write")
@@ -595,7 +879,11 @@ def _messy(gen: _Gen) -> None:
     # The root folder, a path over 200 characters, and my_app / my-app sharing one folder name.
     for name, cwd, text in (
         ("root", "/", "What is using all the disk space?"),
-        ("long", gen.cwd("src/" + "/".join(["deeply-nested-folder-name"] * 9) + "/leaf"), "Rename the leaf module"),
+        (
+            "long",
+            gen.cwd("src/" + "/".join(["deeply-nested-folder-name"] * 9) + "/leaf"),
+            "Rename the leaf module",
+        ),
         ("my_app", gen.cwd("my_app"), "Create a hello world Flask app"),
         ("my-app", gen.cwd("my-app"), "Create a hello world FastAPI app"),
     ):
@@ -616,7 +904,9 @@ def _messy(gen: _Gen) -> None:
     s = _Session(gen, sid, ledger, BASE)
     s.meta("ai-title", aiTitle="Session that never got a message")
     s.write(gen.folder(ledger) / f"{sid}.jsonl")
-    (gen.folder(ledger) / f"{gen.uuid()}.jsonl.orphaned-1").write_text('{"type":"user"}\n', encoding="utf-8")
+    (gen.folder(ledger) / f"{gen.uuid()}.jsonl.orphaned-1").write_text(
+        '{"type":"user"}\n', encoding="utf-8"
+    )
 
     # A second store in the XDG location.
     sid = gen.ids["xdg"] = gen.uuid()
@@ -624,5 +914,3 @@ def _messy(gen: _Gen) -> None:
     s.prompt("Bump the version to 0.4.0 and update the changelog")
     s.edit("CHANGELOG.md")
     s.write(home / ".config" / "claude" / "projects" / encode_cwd(ledger) / f"{sid}.jsonl")
-
-

@@ -60,6 +60,21 @@ PROMPTS = {
     ],
     "journal": ["summarise my notes from this week in three bullets"],
 }
+TITLES = {
+    "add a CSV importer for bank statements": "CSV bank importer",
+    "use Decimal for money everywhere, not float": "Decimal for money",
+    "match payees with rapidfuzz, cutoff 85": "Payee matching",
+    "write tests for the importer with a sample statement": "Importer tests",
+    "Priya asked for a --dry-run flag on import": "Import --dry-run flag",
+    "rewrite the quickstart around the demo command": "Quickstart rewrite",
+    "fix the broken links to the schema page": "Schema links",
+    "add a dark mode toggle to the header": "Dark mode toggle",
+    "add an S3 bucket for statement uploads with versioning": "Statement uploads bucket",
+    "switch the state backend to the new account": "State backend move",
+    "switch the monorepo to pnpm workspaces": "Switch to pnpm",
+    "move the shared eslint config into packages/config": "Shared eslint config",
+    "summarise my notes from this week in three bullets": "Weekly summary",
+}
 FILES = {
     "ledgerline": [
         "ledgerline/importers/csv_bank.py",
@@ -187,13 +202,22 @@ class _Store:
             elif moment is not None and bubble_times == "offset":
                 local = moment.astimezone(UTC) + timedelta(hours=8)
                 user["createdAt"] = local.strftime("%Y-%m-%dT%H:%M:%S") + "+08:00"
-            ai: dict[str, Any] = {"_v": 3, "type": 2, "bubbleId": ai_id, "text": "", "tokenCount": {}}
+            ai: dict[str, Any] = {
+                "_v": 3,
+                "type": 2,
+                "bubbleId": ai_id,
+                "text": "",
+                "tokenCount": {},
+            }
             if moment is not None:
                 ai["timingInfo"] = {"clientStartTime": _ms(moment + timedelta(seconds=9))}
             if i < len(edits):
                 tool_id, tool_name, key = self.rng.choice(
-                    [(7, "edit_file", "target_file"), (38, "Write", "file_path"),
-                     (38, "StrReplace", "relativeWorkspacePath")]
+                    [
+                        (7, "edit_file", "target_file"),
+                        (38, "Write", "file_path"),
+                        (38, "StrReplace", "relativeWorkspacePath"),
+                    ]
                 )
                 ai["toolFormerData"] = {
                     "tool": tool_id,
@@ -292,7 +316,9 @@ def write_store(home: Path, *, seed: int = 0, sessions: int = 10) -> Path:
         picked = rng.sample(PROMPTS[project], k=min(len(PROMPTS[project]), rng.randint(1, 3)))
         edits = rng.sample(FILES[project], k=min(len(FILES[project]), len(picked)))
         if where in ("infra-terraform",):
-            edits = [f"C:\\Users\\dana\\src\\infra-terraform\\{e.replace('/', chr(92))}" for e in edits]
+            edits = [
+                f"C:\\Users\\dana\\src\\infra-terraform\\{e.replace('/', chr(92))}" for e in edits
+            ]
         elif where != "harbor" and i % 2:
             edits = [f"{folders[where].removeprefix('file://')}/{e}" for e in edits]
         store.composer(
@@ -301,100 +327,198 @@ def write_store(home: Path, *, seed: int = 0, sessions: int = 10) -> Path:
             start,
             prompts=picked,
             edits=edits,
-            name=picked[0].capitalize()[:40] if i % 3 else None,
+            name=TITLES.get(picked[0]) if i % 3 else None,
             bubble_times="offset" if i % 4 == 1 else "iso",
         )
 
     # Messy and edge-case composers.
     late_night = datetime(2026, 3, 20, 23, 40, tzinfo=UTC)  # already 21 March in Paris
     store.composer(
-        "ledgerline", [ws_ids["ledgerline"]], late_night,
+        "ledgerline",
+        [ws_ids["ledgerline"]],
+        late_night,
         prompts=["\x1b[31mfix\x1b[0m the failing test_money\x07 test", "now run the whole suite"],
-        edits=["ledgerline/money.py"], name="Fix money tests",
+        edits=["ledgerline/money.py"],
+        name="Fix money tests",
         extra={"latestConversationSummary": "Fixed rounding in money.py"},
         bubbles_extra=[
             # not listed in the header manifest: kept, in rowid order
-            ("orphan-1", {"_v": 3, "type": 2, "text": "", "toolFormerData": {
-                "tool": 7, "name": "edit_file", "status": "completed",
-                "params": json.dumps({"target_file": "ledgerline/money.py"}),
-                "result": "x" * 1_000_000, "userDecision": "accepted"}}),
+            (
+                "orphan-1",
+                {
+                    "_v": 3,
+                    "type": 2,
+                    "text": "",
+                    "toolFormerData": {
+                        "tool": 7,
+                        "name": "edit_file",
+                        "status": "completed",
+                        "params": json.dumps({"target_file": "ledgerline/money.py"}),
+                        "result": "x" * 1_000_000,
+                        "userDecision": "accepted",
+                    },
+                },
+            ),
             # a rejected edit: the file was not touched
-            ("orphan-2", {"_v": 3, "type": 2, "text": "", "toolFormerData": {
-                "tool": 7, "name": "edit_file", "status": "cancelled",
-                "params": json.dumps({"target_file": "ledgerline/REJECTED.py"}),
-                "userDecision": "rejected"}}),
+            (
+                "orphan-2",
+                {
+                    "_v": 3,
+                    "type": 2,
+                    "text": "",
+                    "toolFormerData": {
+                        "tool": 7,
+                        "name": "edit_file",
+                        "status": "cancelled",
+                        "params": json.dumps({"target_file": "ledgerline/REJECTED.py"}),
+                        "userDecision": "rejected",
+                    },
+                },
+            ),
             ("tombstone", None),
         ],
     )
     store.composer(
-        "ledgerline", [ws_ids["ledgerline"], ws_ids["docs-site"]],
+        "ledgerline",
+        [ws_ids["ledgerline"], ws_ids["docs-site"]],
         datetime(2026, 4, 2, 10, 0, tzinfo=UTC),
-        prompts=["which workspace owns this composer?"], edits=[], name="Ambiguous owner",
-        extra={"latestConversationSummary": {"summary": "none", "truncationLastBubbleIdInclusive": "x"}},
+        prompts=["which workspace owns this composer?"],
+        edits=[],
+        name="Ambiguous owner",
+        extra={
+            "latestConversationSummary": {"summary": "none", "truncationLastBubbleIdInclusive": "x"}
+        },
     )
     store.composer(
-        "harbor", [ws_multi], datetime(2026, 4, 3, 9, 0, tzinfo=UTC),
+        "harbor",
+        [ws_multi],
+        datetime(2026, 4, 3, 9, 0, tzinfo=UTC),
         prompts=["update every package's tsconfig in the multi-root workspace"],
-        edits=["packages/config/tsconfig.json"], name="Multi-root tsconfig",
+        edits=["packages/config/tsconfig.json"],
+        name="Multi-root tsconfig",
     )
     store.composer(
-        "docs-site", [ws_ids["docs-site"]], datetime(2026, 4, 5, 12, 0, tzinfo=UTC),
-        prompts=["explain the build warnings"], edits=[], created="ms-string",
+        "docs-site",
+        [ws_ids["docs-site"]],
+        datetime(2026, 4, 5, 12, 0, tzinfo=UTC),
+        prompts=["explain the build warnings"],
+        edits=[],
+        created="ms-string",
     )
     store.composer(
-        "docs-site", [ws_ids["docs-site"]], None,
-        prompts=["a composer with no timestamp at all"], edits=["docs/index.md"], created=None,
+        "docs-site",
+        [ws_ids["docs-site"]],
+        None,
+        prompts=["a composer with no timestamp at all"],
+        edits=["docs/index.md"],
+        created=None,
     )
     store.composer(
-        "ledgerline", [ws_ids["ledgerline"]], datetime(2026, 4, 28, 16, 45, tzinfo=UTC),
+        "ledgerline",
+        [ws_ids["ledgerline"]],
+        datetime(2026, 4, 28, 16, 45, tzinfo=UTC),
         prompts=["add a monthly report command", "Marco wants it as CSV too"],
-        edits=["ledgerline/report.py", "ledgerline/cli.py"], name="Monthly report", late=True,
+        edits=["ledgerline/report.py", "ledgerline/cli.py"],
+        name="Monthly report",
+        late=True,
     )
     # Only in the global catalog (workspaceIdentifier), not in any workspace pointer list.
     header_only = store.composer(
-        "docs-site", [], datetime(2026, 4, 7, 7, 30, tzinfo=UTC),
-        prompts=["add a search box to the docs"], edits=["docs/search.js"], name="Docs search",
+        "docs-site",
+        [],
+        datetime(2026, 4, 7, 7, 30, tzinfo=UTC),
+        prompts=["add a search box to the docs"],
+        edits=["docs/search.js"],
+        name="Docs search",
     )
     store.headers.append(
-        {"composerId": header_only, "createdAt": _ms(datetime(2026, 4, 7, 7, 30, tzinfo=UTC)),
-         "workspaceIdentifier": {"id": ws_ids["docs-site"]}, "isArchived": False}
+        {
+            "composerId": header_only,
+            "createdAt": _ms(datetime(2026, 4, 7, 7, 30, tzinfo=UTC)),
+            "workspaceIdentifier": {"id": ws_ids["docs-site"]},
+            "isArchived": False,
+        }
     )
     # A user bubble whose text is invalid UTF-8, and a user bubble carrying a tool call.
     bad_id, tool_user = _uuid(rng), _uuid(rng)
     garbled = store.composer(
-        "ledgerline", [ws_ids["ledgerline"]], datetime(2026, 4, 9, 9, 15, tzinfo=UTC),
-        prompts=["rename the payee column"], edits=[], name="Payee column",
+        "ledgerline",
+        [ws_ids["ledgerline"]],
+        datetime(2026, 4, 9, 9, 15, tzinfo=UTC),
+        prompts=["rename the payee column"],
+        edits=[],
+        name="Payee column",
     )
-    store.kv.append((f"bubbleId:{garbled}:{bad_id}",
-                     b'{"_v":3,"type":1,"text":"caf\xc3\xa9 \xff\xfe payee \xe2\x82"}'))
-    store.kv.append((f"bubbleId:{garbled}:{tool_user}", {"_v": 3, "type": 1, "text": "",
-                     "toolFormerData": {"tool": 38, "name": "Write", "params":
-                                        json.dumps({"file_path": "ledgerline/payees.py"})}}))
+    store.kv.append(
+        (
+            f"bubbleId:{garbled}:{bad_id}",
+            b'{"_v":3,"type":1,"text":"caf\xc3\xa9 \xff\xfe payee \xe2\x82"}',
+        )
+    )
+    store.kv.append(
+        (
+            f"bubbleId:{garbled}:{tool_user}",
+            {
+                "_v": 3,
+                "type": 1,
+                "text": "",
+                "toolFormerData": {
+                    "tool": 38,
+                    "name": "Write",
+                    "params": json.dumps({"file_path": "ledgerline/payees.py"}),
+                },
+            },
+        )
+    )
     composer_row = next(i for i, (k, _) in enumerate(store.kv) if k == f"composerData:{garbled}")
     row = dict(store.kv[composer_row][1])
     row["fullConversationHeadersOnly"] = [
-        *row["fullConversationHeadersOnly"], {"bubbleId": bad_id, "type": 1},
-        {"bubbleId": tool_user, "type": 1}, {"bubbleId": "missing-bubble", "type": 2}]
+        *row["fullConversationHeadersOnly"],
+        {"bubbleId": bad_id, "type": 1},
+        {"bubbleId": tool_user, "type": 1},
+        {"bubbleId": "missing-bubble", "type": 2},
+    ]
     store.kv[composer_row] = (f"composerData:{garbled}", json.dumps(row))  # a TEXT value
 
     # A legacy composer with the conversation inline (no _v, no bubble rows).
     legacy = _uuid(rng)
-    store.kv.append((f"composerData:{legacy}", {
-        "composerId": legacy, "name": "Legacy inline chat",
-        "createdAt": _ms(datetime(2026, 3, 1, 7, 5, tzinfo=UTC)),
-        "conversation": [
-            {"type": 1, "bubbleId": "l1", "text": "why does the importer skip the header row?"},
-            {"type": 2, "bubbleId": "l2", "text": "Because of skip_header=True."},
-        ],
-        "codeBlockData": {f"file://{src}/ledgerline/ledgerline/importers/csv_bank.py": [{"diffId": "d1"}]},
-    }))
+    store.kv.append(
+        (
+            f"composerData:{legacy}",
+            {
+                "composerId": legacy,
+                "name": "Legacy inline chat",
+                "createdAt": _ms(datetime(2026, 3, 1, 7, 5, tzinfo=UTC)),
+                "conversation": [
+                    {
+                        "type": 1,
+                        "bubbleId": "l1",
+                        "text": "why does the importer skip the header row?",
+                    },
+                    {"type": 2, "bubbleId": "l2", "text": "Because of skip_header=True."},
+                ],
+                "codeBlockData": {
+                    f"file://{src}/ledgerline/ledgerline/importers/csv_bank.py": [{"diffId": "d1"}]
+                },
+            },
+        )
+    )
     store.pointers.setdefault(ws_ids["ledgerline"], []).append(legacy)
     # Empty drafts, tombstones, garbage and noise.
     for _ in range(3):
         draft = _uuid(rng)
-        store.kv.append((f"composerData:{draft}", {"_v": 10, "composerId": draft,
-                         "fullConversationHeadersOnly": [], "conversation": [],
-                         "createdAt": _ms(base)}))
+        store.kv.append(
+            (
+                f"composerData:{draft}",
+                {
+                    "_v": 10,
+                    "composerId": draft,
+                    "fullConversationHeadersOnly": [],
+                    "conversation": [],
+                    "createdAt": _ms(base),
+                },
+            )
+        )
         store.headers.append({"composerId": draft, "createdAt": _ms(base), "isDraft": True})
     store.kv += [
         (f"composerData:{_uuid(rng)}", None),
@@ -431,30 +555,70 @@ def write_store(home: Path, *, seed: int = 0, sessions: int = 10) -> Path:
             text = "\ufeff" + json.dumps({"folder": uri}, indent=2).replace("\n", "\r\n")
         _write(ws / "workspace.json", text)
         items: list[tuple[str, Any]] = [
-            ("composer.composerData", {"allComposers": [
-                {"composerId": c, "type": "head", "unifiedMode": "agent"}
-                for c in store.pointers.get(ws_ids[name], [])], "selectedComposerIds": []}),
+            (
+                "composer.composerData",
+                {
+                    "allComposers": [
+                        {"composerId": c, "type": "head", "unifiedMode": "agent"}
+                        for c in store.pointers.get(ws_ids[name], [])
+                    ],
+                    "selectedComposerIds": [],
+                },
+            ),
         ]
         if name == "docs-site":
             items += [
-                ("workbench.panel.aichat.view.aichat.chatdata", {"tabs": [{
-                    "tabId": "tab-2024-docs", "chatTitle": "Docs navigation",
-                    "lastSendTime": _ms(datetime(2024, 11, 12, 14, 0, tzinfo=UTC)),
-                    "bubbles": [
-                        {"type": "user", "text": "how do I add a page to the sidebar nav?"},
-                        {"type": "ai", "text": "Edit mkdocs.yml."}]}]}),
+                (
+                    "workbench.panel.aichat.view.aichat.chatdata",
+                    {
+                        "tabs": [
+                            {
+                                "tabId": "tab-2024-docs",
+                                "chatTitle": "Docs navigation",
+                                "lastSendTime": _ms(datetime(2024, 11, 12, 14, 0, tzinfo=UTC)),
+                                "bubbles": [
+                                    {
+                                        "type": "user",
+                                        "text": "how do I add a page to the sidebar nav?",
+                                    },
+                                    {"type": "ai", "text": "Edit mkdocs.yml."},
+                                ],
+                            }
+                        ]
+                    },
+                ),
                 ("aiService.prompts", [{"text": "old prompt", "commandType": 4}]),
             ]
         if name == "docs-site":  # committed in a -wal that has no -shm: read from a copy
-            write_db(ws / "state.vscdb", {"ItemTable": items[:1]},
-                     late={"ItemTable": items[1:]}, mode="wal-only")
+            write_db(
+                ws / "state.vscdb",
+                {"ItemTable": items[:1]},
+                late={"ItemTable": items[1:]},
+                mode="wal-only",
+            )
         else:
-            write_db(ws / "state.vscdb", {"ItemTable": items},
-                     mode="rollback" if name == "harbor" else "closed")
-    _write(storage / ws_multi / "workspace.json",
-           json.dumps({"configuration": f"file://{src}/all.code-workspace"}))
-    write_db(storage / ws_multi / "state.vscdb", {"ItemTable": [("composer.composerData", {
-        "allComposers": [{"composerId": c} for c in store.pointers.get(ws_multi, [])]})]})
+            write_db(
+                ws / "state.vscdb",
+                {"ItemTable": items},
+                mode="rollback" if name == "harbor" else "closed",
+            )
+    _write(
+        storage / ws_multi / "workspace.json",
+        json.dumps({"configuration": f"file://{src}/all.code-workspace"}),
+    )
+    write_db(
+        storage / ws_multi / "state.vscdb",
+        {
+            "ItemTable": [
+                (
+                    "composer.composerData",
+                    {"allComposers": [{"composerId": c} for c in store.pointers.get(ws_multi, [])]},
+                )
+            ]
+        },
+    )
     _write(storage / ws_broken / "workspace.json", '{"folder": "file:///home/da')
-    _write(storage / "no-db-yet" / "workspace.json", json.dumps({"folder": f"file://{src}/scratch"}))
+    _write(
+        storage / "no-db-yet" / "workspace.json", json.dumps({"folder": f"file://{src}/scratch"})
+    )
     return user

@@ -1,0 +1,291 @@
+"""Depth-1 peer federation: ask other machines' bourdon servers, in parallel, under a deadline.
+
+Peers are listed in ``$BOURDON_HOME/peers.yaml``::
+
+    peers:
+      - name: desktop
+        url: http://desktop.tailnet:7500/mcp
+        token_env: BOURDON_PEER_DESKTOP_TOKEN   # the token this machine presents to that peer
+
+Every federated call asks all peers at once through one shared HTTP client, and one overall
+deadline (anyio cancel scope) bounds connecting, slow bodies and hung peers alike: a peer that
+misses it is reported in ``peers_timed_out``, never awaited. Peers are asked with
+``federation_hop=1`` and answer from their own library only, so servers that list each other
+never recurse. Private rows are never requested, and a peer's answer is filtered again on
+arrival: a row it marks private (or does not mark at all, below team) is dropped. Peer agents
+are tagged ``peer:<name>:<agent>``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from bourdon import yamlio
+from bourdon.errors import InputError, LibraryError, NotFoundError
+from bourdon.model import Visibility, check_agent_id
+
+PEERS_FILE: Final = "peers.yaml"
+RECOGNITION_DEADLINE: Final = 0.2
+DEFAULT_DEADLINE: Final = 5.0
+MAX_PEER_ANSWER: Final = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Peer:
+    name: str
+    url: str
+    token_env: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "url": self.url, "token_env": self.token_env}
+
+
+def parse_peer(text: str) -> Peer:
+    """``NAME=URL`` (the ``--peer`` flag) or a bare URL (named after its host)."""
+    name, sep, url = text.partition("=")
+    if not sep:
+        url, name = text, (text.split("//")[-1].split("/")[0].split(":")[0] or "peer")
+        name = "".join(c if c.isalnum() or c in "-_" else "-" for c in name.lower())
+    check_agent_id(name, "peer name")
+    if not url.startswith(("http://", "https://")):
+        raise InputError(f"peer URL {url!r} must start with http:// or https://")
+    return Peer(name, url if url.rstrip("/").endswith("/mcp") else url.rstrip("/") + "/mcp")
+
+
+class PeerList:
+    """``peers.yaml``: read, add, remove."""
+
+    def __init__(self, home: Path) -> None:
+        self.path = home / PEERS_FILE
+
+    def peers(self) -> list[Peer]:
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        data = yamlio.load(raw, what=str(self.path))
+        rows = data.get("peers") if isinstance(data, dict) else None
+        if rows is None:
+            return []
+        if not isinstance(rows, list):
+            raise LibraryError(f"{self.path}: 'peers' must be a list")
+        out = []
+        for row in rows:
+            if (
+                isinstance(row, dict)
+                and isinstance(row.get("name"), str)
+                and isinstance(row.get("url"), str)
+            ):
+                out.append(Peer(row["name"], row["url"], row.get("token_env")))
+        return out
+
+    def add(self, peer: Peer) -> None:
+        peers = [p for p in self.peers() if p.name != peer.name]
+        self._save([*peers, peer])
+
+    def remove(self, name: str) -> None:
+        peers = self.peers()
+        if not any(p.name == name for p in peers):
+            raise NotFoundError(f"no peer {name!r}; see 'bourdon peers list'")
+        self._save([p for p in peers if p.name != name])
+
+    def _save(self, peers: list[Peer]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_bytes(yamlio.dump({"peers": [p.to_dict() for p in peers]}))
+        tmp.replace(self.path)
+
+
+@dataclass
+class PeerAnswer:
+    peer: str
+    payload: dict[str, Any] | None = None
+    latency_us: float | None = None
+    error: str | None = None
+    timed_out: bool = False
+
+
+@dataclass
+class Federation:
+    """The peers of this server and the one HTTP client used to reach them."""
+
+    peers: list[Peer]
+    tokens: Mapping[str, str] = field(default_factory=dict)  # peer name -> token
+    _client: Any = None
+    _modes: dict[str, str] = field(default_factory=dict)
+
+    async def ask(self, tool: str, args: dict[str, Any], deadline: float) -> list[PeerAnswer]:
+        """Call ``tool`` on every peer at once; whatever has not answered by ``deadline`` s
+        is reported as timed out."""
+        import anyio
+
+        answers = {p.name: PeerAnswer(p.name) for p in self.peers}
+        client = self._http()
+
+        async def one(peer: Peer) -> None:
+            start = time.perf_counter()
+            try:
+                answers[peer.name].payload = await self._call(client, peer, tool, args)
+                answers[peer.name].latency_us = round((time.perf_counter() - start) * 1e6, 1)
+            except Exception as exc:
+                answers[peer.name].error = _describe(exc)
+            except BaseException as group:  # ExceptionGroup from the SDK's task groups
+                fatal = (KeyboardInterrupt, SystemExit, anyio.get_cancelled_exc_class())
+                if isinstance(group, fatal):
+                    raise
+                answers[peer.name].error = _describe(group)
+
+        with anyio.move_on_after(deadline):
+            async with anyio.create_task_group() as tg:
+                for peer in self.peers:
+                    tg.start_soon(one, peer)
+        for answer in answers.values():
+            if answer.payload is None and answer.error is None:
+                answer.timed_out = True
+        return list(answers.values())
+
+    async def _call(self, client: Any, peer: Peer, tool: str, args: dict[str, Any]) -> Any:
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+
+        mode = self._modes.get(peer.name, "auto")
+        transport = streamable_http_client(peer.url, http_client=client, terminate_on_close=False)
+        async with Client(transport, mode=mode) as session:
+            if mode == "auto":  # remember what the peer speaks: no probing next time
+                version = getattr(session, "protocol_version", None)
+                self._modes[peer.name] = "2026-07-28" if version == "2026-07-28" else "legacy"
+            result = await session.call_tool(tool, args)
+        if result.is_error or not isinstance(result.structured_content, dict):
+            detail = result.structured_content or {}
+            raise RuntimeError(f"peer answered an error: {str(detail)[:200]}")
+        return result.structured_content
+
+    def _http(self) -> Any:
+        if self._client is None:
+            import httpx2
+
+            tokens = {p.url: self.tokens.get(p.name) for p in self.peers}
+
+            class PeerAuth(httpx2.Auth):
+                def auth_flow(self, request: Any) -> Any:
+                    for url, token in tokens.items():
+                        if token and str(request.url).startswith(url):
+                            request.headers["Authorization"] = f"Bearer {token}"
+                    yield request
+
+            self._client = httpx2.AsyncClient(
+                auth=PeerAuth(),
+                follow_redirects=False,
+                timeout=httpx2.Timeout(DEFAULT_DEADLINE, connect=2.0),
+                limits=httpx2.Limits(max_connections=32, max_keepalive_connections=16),
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            with contextlib.suppress(Exception):
+                await self._client.aclose()
+            self._client = None
+
+
+def _describe(exc: BaseException) -> str:
+    inner: BaseException = exc
+    while isinstance(inner, BaseExceptionGroup) and inner.exceptions:
+        inner = inner.exceptions[0]
+    return f"{type(inner).__name__}: {str(inner)[:160]}"
+
+
+def peer_meta(answers: list[PeerAnswer]) -> dict[str, Any]:
+    return {
+        "peer_latencies_us": {a.peer: a.latency_us for a in answers},
+        "peers_queried": len(answers),
+        "peers_responded": sum(1 for a in answers if a.payload is not None),
+        "peers_timed_out": sum(1 for a in answers if a.timed_out),
+        "peer_errors": {a.peer: a.error for a in answers if a.error},
+    }
+
+
+# -- merging what peers said -------------------------------------------------------------
+
+
+def _allowed(row: Mapping[str, Any], level: Visibility) -> bool:
+    """A peer's row passes only if it says it may be seen at ``level`` (unmarked: team)."""
+    value = row.get("visibility", "team")
+    try:
+        return Visibility.parse(value) <= level
+    except InputError:
+        return False
+
+
+def tag(peer: str, agent: object) -> str:
+    return f"peer:{peer}:{agent}"
+
+
+def merge_matches(
+    local: list[dict[str, Any]], answers: list[PeerAnswer], key: str, level: Visibility
+) -> list[dict[str, Any]]:
+    """Entity matches (find_entity, recognition) from peers merged into ``local`` by name."""
+    by_name = {str(m.get("name", "")).casefold(): m for m in local}
+    for answer in answers:
+        for match in (answer.payload or {}).get(key) or []:
+            if not isinstance(match, dict) or not _allowed(match, level):
+                continue
+            name = str(match.get("name") or "").strip()
+            if not name:
+                continue
+            agents = [
+                tag(answer.peer, a)
+                for a in match.get("agents") or match.get("source_agents") or []
+                if isinstance(a, str)
+            ]
+            mine = by_name.get(name.casefold())
+            if mine is None:
+                mine = {
+                    k: v
+                    for k, v in match.items()
+                    if k not in ("agents", "source_agents", "summaries")
+                }
+                mine.update(name=name, agents=[], summaries={})
+                if "source_agents" in match:
+                    mine["source_agents"] = []
+                local.append(mine)
+                by_name[name.casefold()] = mine
+            for agent in agents:
+                if agent not in mine.setdefault("agents", []):
+                    mine["agents"].append(agent)
+                if "source_agents" in mine and agent not in mine["source_agents"]:
+                    mine["source_agents"].append(agent)
+            summaries = match.get("summaries")
+            if isinstance(summaries, dict) and isinstance(mine.get("summaries"), dict):
+                for agent, text in summaries.items():
+                    mine["summaries"][tag(answer.peer, agent)] = text
+    return local
+
+
+def merge_sessions(
+    local: list[dict[str, Any]], answers: list[PeerAnswer], key: str, level: Visibility
+) -> list[dict[str, Any]]:
+    """Sessions from peers, tagged, without duplicates, newest first."""
+    seen = {(s.get("agent"), s.get("date"), s.get("cwd"), s.get("session_id")) for s in local}
+    out = list(local)
+    for answer in answers:
+        for session in (answer.payload or {}).get(key) or []:
+            if not isinstance(session, dict) or not _allowed(session, level):
+                continue
+            tagged = {**session, "agent": tag(answer.peer, session.get("agent"))}
+            ident = (
+                tagged["agent"],
+                tagged.get("date"),
+                tagged.get("cwd"),
+                tagged.get("session_id"),
+            )
+            if ident not in seen:
+                seen.add(ident)
+                out.append(tagged)
+    out.sort(key=lambda s: (str(s.get("date") or ""), str(s.get("agent"))), reverse=True)
+    return out

@@ -1,0 +1,29 @@
+"""Configuration the server factory reads: peers and their tokens from the environment.
+
+Kept apart from ``server`` so the CLI can use it without importing the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from bourdon.federation import Federation, Peer, PeerList
+
+
+def build_federation(home: Path, extra: list[Peer]) -> Federation | None:
+    """The peers of ``peers.yaml`` and of ``--peer``, with their tokens from the environment."""
+    by_name = {p.name: p for p in [*PeerList(home).peers(), *extra]}
+    if not by_name:
+        return None
+    tokens = {}
+    for peer in by_name.values():
+        variable = peer.token_env or default_token_env(peer.name)
+        if os.environ.get(variable):
+            tokens[peer.name] = os.environ[variable]
+    return Federation(list(by_name.values()), tokens)
+
+
+def default_token_env(name: str) -> str:
+    """Where the token for a peer named on the command line is looked up."""
+    return "BOURDON_PEER_TOKEN_" + "".join(c if c.isalnum() else "_" for c in name.upper())
