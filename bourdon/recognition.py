@@ -88,10 +88,11 @@ class Recognizer:
             self.phrases[tokens].append((key, is_alias, written))
             self.lengths[tokens[0]].add(len(tokens))
             self.vocab.update(tokens)
-            for token in tokens:
-                lone_owners[token].add(entity.casefold())
-        # A token in the names of several entities (a first name, "project", "service") does
-        # not name any of them on its own.
+            if len(tokens) > 1 and not re.search(r"[/\\.]", written):
+                lone_owners[tokens[0]].add(entity.casefold())
+        # A word that starts the names of several entities (a first name: "Priya" of "Priya
+        # Raman" and "Priya Shah") does not name any of them on its own, even as an alias.
+        # Paths and file names do not count: "bourdon/merge.py" is about bourdon.
         self.ambiguous = {t for t, owners in lone_owners.items() if len(owners) >= SHARED_BY}
         self.deletions: dict[str, set[str]] = defaultdict(set)
         for token in self.vocab:
