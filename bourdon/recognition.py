@@ -24,7 +24,7 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, NamedTuple
 
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import OSA
 
 MAX_PHRASE: Final = 6  # tokens; longer names are matched on their first six
 MIN_TYPO: Final = 5  # only tokens this long get a typo corrected
@@ -39,12 +39,13 @@ COMMON_WORDS: Final = frozenset(
     """
     about above after again against all also always am an and another any are around as ask
     at away back bad be because been before being below best better between big both bring
-    build but by call came can case change check clean close code come could data day did
+    build but by call came can case change check clean click close code come could data day did
     do does doing done down each edit end even every few file find first fix for from full
     get give go going good got great had has have he help her here him his how i if in into
     is it its just keep know last left let like line list little long look made make many
     may me might more most move much must my need never new next no not note now of off old
-    on once one only open or other our out over own part plan put read real right run same
+    on once one only open or other our out over own part plan put read real request requests
+    right run same
     say see set she should show side since small so some start still stop such summary sure
     take tell test than thank thanks that the their them then there these they thing think
     this those through time to today too try turn two under up update us use used very want
@@ -69,6 +70,7 @@ class _Token:
     text: str  # folded
     raw: str  # as written
     code: bool  # inside a code span, a path or a dotted/dashed identifier
+    sentence_start: bool = False  # the first word of a line or of a sentence
 
 
 class Recognizer:
@@ -77,7 +79,9 @@ class Recognizer:
     def __init__(self, names: Iterable[tuple[Hashable, str, bool, str]]) -> None:
         """``names``: (row key, name or alias as written, True when it is an alias, the
         entity's name). Rows of several agents that know the same entity share its name."""
-        self.phrases: dict[tuple[str, ...], list[tuple[Hashable, bool, str]]] = defaultdict(list)
+        self.phrases: dict[tuple[str, ...], list[tuple[Hashable, bool, str, str]]] = defaultdict(
+            list
+        )
         self.lengths: dict[str, set[int]] = defaultdict(set)
         self.vocab: set[str] = set()
         lone_owners: dict[str, set[str]] = defaultdict(set)
@@ -85,7 +89,7 @@ class Recognizer:
             tokens = tuple(t.casefold() for t in _TOKEN.findall(written))[:MAX_PHRASE]
             if not tokens:
                 continue
-            self.phrases[tokens].append((key, is_alias, written))
+            self.phrases[tokens].append((key, is_alias, written, entity))
             self.lengths[tokens[0]].add(len(tokens))
             self.vocab.update(tokens)
             if len(tokens) > 1 and not re.search(r"[/\\.]", written):
@@ -126,7 +130,7 @@ class Recognizer:
                 kept = [o for o in owners if self._stands(phrase, o, tokens[i : i + size], near)]
                 if not kept:
                     continue
-                for key, is_alias, _ in kept:
+                for key, is_alias, _, _ in kept:
                     kind = "fuzzy" if near else ("alias" if is_alias else "exact")
                     found.append(Mention(key, " ".join(phrase), kind, i, size))
                 i += size - 1
@@ -137,7 +141,7 @@ class Recognizer:
     def _stands(
         self,
         phrase: tuple[str, ...],
-        owner: tuple[Hashable, bool, str],
+        owner: tuple[Hashable, bool, str, str],
         written: Sequence[_Token],
         near: bool,
     ) -> bool:
@@ -153,6 +157,12 @@ class Recognizer:
             as_written = owner[2]
             cased = as_written != as_written.lower() and written[0].raw == as_written
             return not near and (written[0].code or cased)
+        entity = tuple(t.casefold() for t in _TOKEN.findall(owner[3]))
+        if owner[1] and len(entity) > 1 and token in entity:
+            # A part of the entity's own name ("atlas" of "Atlas Pipeline", "Marco" of "Marco
+            # Bianchi") names it only when written as a name: capitalised mid-sentence, or code.
+            first = written[0]
+            return first.code or (first.raw[:1].isupper() and not first.sentence_start)
         return True
 
     def _correct(self, token: str) -> tuple[str, bool] | None:
@@ -175,9 +185,8 @@ class Recognizer:
                 candidates |= self.deletions.get(variant, set())
                 if variant in self.vocab:
                     candidates.add(variant)
-            best = sorted(
-                c for c in candidates if Levenshtein.distance(token, c, score_cutoff=1) <= 1
-            )
+            # One edit, a swap of neighbours included ("borudon" for "bourdon").
+            best = sorted(c for c in candidates if OSA.distance(token, c, score_cutoff=1) <= 1)
             if best:
                 found = (best[0], True)
         if len(self._corrections) < 100_000:
@@ -196,10 +205,13 @@ def _tokenize(prompt: str) -> list[_Token]:
         if line.lstrip().startswith("```"):
             in_fence = not in_fence
             continue
+        starts = True
         for chunk_index, chunk in enumerate(re.split(r"(`[^`]*`)", line)):
             ticked = chunk_index % 2 == 1
             for word in chunk.split():
                 code = in_fence or ticked or bool(_CODE_CHUNK.search(word.strip(".,;:!?()\"'")))
                 for raw in _TOKEN.findall(word):
-                    tokens.append(_Token(raw.casefold(), raw, code))
+                    tokens.append(_Token(raw.casefold(), raw, code, starts))
+                    starts = False
+                starts = word.endswith((".", "!", "?", ":"))
     return tokens
