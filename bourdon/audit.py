@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -60,14 +61,14 @@ class AuditLog:
     ) -> None:
         record = AuditRecord(
             datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-            caller,
+            _scrub(caller),
             tier,
             transport,
-            op,
-            namespace,
+            _scrub(op)[:200],
+            _scrub(namespace) if namespace else None,
             decision,
             status,
-            " ".join(detail.split())[:MAX_DETAIL],
+            _scrub(" ".join(detail.split())[:MAX_DETAIL]),
         )
         line = json.dumps(record.to_dict(), ensure_ascii=False, separators=(",", ":"))
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -104,6 +105,14 @@ class AuditLog:
             if (agent is None or r.namespace == agent) and (not denials or r.decision == "deny")
         ]
         return kept[-limit:] if limit > 0 else []
+
+
+_TOKEN_LIKE = re.compile(r"(?i)bdn(_|%5f)[0-9a-f%]{8,}")
+
+
+def _scrub(text: str) -> str:
+    """No token material in the log, even when a caller puts one where it does not belong."""
+    return _TOKEN_LIKE.sub("bdn_[redacted]", text)
 
 
 def _ends_with_newline(fd: int) -> bool:

@@ -18,7 +18,7 @@ import contextvars
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote
 
 from bourdon.audit import AuditLog
 from bourdon.trust import TOKEN_PREFIX, Caller, MemberRegistry
@@ -106,7 +106,8 @@ class HttpGate:
     def check(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
         query = scope.get("query_string", b"").decode("latin-1")
         names = {k.lower() for k, _ in parse_qsl(query, keep_blank_values=True)}
-        if names & _QUERY_SECRETS or TOKEN_PREFIX in query:
+        url = unquote(unquote(query + " " + str(scope.get("path", ""))))
+        if names & _QUERY_SECRETS or TOKEN_PREFIX in url.lower():
             return 400, "tokens in the URL are refused; send 'Authorization: Bearer <token>'"
         if headers.get("host") not in self.hosts:
             return 421, f"this server answers to {', '.join(sorted(self.hosts))} only"

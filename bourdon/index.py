@@ -27,7 +27,7 @@ import re
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, NamedTuple
@@ -456,7 +456,13 @@ class Index:
             for text, is_alias in ((row.name, False), *((a, True) for a in row.aliases))
         )
 
-    def match(self, query: str, *, fuzzy: bool = True) -> list[Match]:
+    def match(
+        self,
+        query: str,
+        *,
+        fuzzy: bool = True,
+        visible: Callable[[EntityRow], bool] = lambda row: True,
+    ) -> list[Match]:
         """Entity rows matching ``query``: exact names, aliases, then near misses.
 
         Near misses are searched only when no name or alias matches exactly: names of 6
@@ -465,19 +471,23 @@ class Index:
         only match exactly, so short words never pull in unrelated names.
         """
         folded = fold(query)
-        found: list[Match] = [Match(r, "exact", 100.0) for r in self.by_name.get(folded, ())]
-        found += [Match(r, "alias", 95.0) for r in self.by_alias.get(folded, ())]
+        # Only rows the caller may see count: a hidden exact match must not change what a
+        # caller is told (whether near misses are offered would give it away).
+        found: list[Match] = [
+            Match(r, "exact", 100.0) for r in self.by_name.get(folded, ()) if visible(r)
+        ]
+        found += [Match(r, "alias", 95.0) for r in self.by_alias.get(folded, ()) if visible(r)]
         if found or not fuzzy:
             return found
         seen: set[int] = set()
         for row in self.by_loose.get(loose(query), ()):
-            if id(row) not in seen:
+            if id(row) not in seen and visible(row):
                 seen.add(id(row))
                 found.append(Match(row, "fuzzy", 90.0))
         for name, distance in self._near(folded):
             score = round(90.0 * (1 - distance / max(len(name), len(folded))), 1)
             for row in (*self.by_name.get(name, ()), *self.by_alias.get(name, ())):
-                if id(row) not in seen:
+                if id(row) not in seen and visible(row):
                     seen.add(id(row))
                     found.append(Match(row, "fuzzy", score))
         return found

@@ -284,7 +284,7 @@ class Library:
             raise NotFoundError(f"no agent {agent_id!r} in this library; see 'bourdon agents'")
         return [self._version(entry, path) for entry in entries]
 
-    def explain(self, agent_id: str, wanted: str) -> Explanation:
+    def explain(self, agent_id: str, wanted: str, level: int | None = None) -> Explanation:
         """Find the write that produced the digest (full or at least 8 hex) and what it changed."""
         hexpart = parse_digest(wanted)
         path = agent_path(agent_id)
@@ -301,14 +301,19 @@ class Library:
             )
         after = self._read_data(path, match.version_id, agent_id)
         before = self._parent_data(path, match.version_id)
-        return Explanation(match, compare(before, after), [v.version_id for v in found[:-1]])
+        return Explanation(match, compare(before, after, level), [v.version_id for v in found[:-1]])
 
-    def diff(self, agent_id: str, old: str, new: str | None = None) -> RowChanges:
-        """Rows added, removed and changed between two versions (``new``: HEAD)."""
+    def diff(
+        self, agent_id: str, old: str, new: str | None = None, level: int | None = None
+    ) -> RowChanges:
+        """Rows added, removed and changed between two versions (``new``: HEAD).
+
+        With ``level``, rows above that visibility are left out.
+        """
         path = agent_path(agent_id)
         before = self._read_data(path, old, agent_id)
         after = self._read_data(path, new, agent_id)
-        return compare(before, after)
+        return compare(before, after, level)
 
     # -- writing -------------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from bourdon.model import (
     WORKSTREAMS,
     list_limit,
     row_key,
+    row_visibility,
 )
 
 
@@ -275,13 +276,19 @@ class RowChanges:
         }
 
 
-def compare(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> RowChanges:
-    """What changed from ``old`` to ``new`` (either may be ``None``), row by row."""
+def compare(
+    old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, level: int | None = None
+) -> RowChanges:
+    """What changed from ``old`` to ``new`` (either may be ``None``), row by row.
+
+    With ``level``, rows above that visibility (by each manifest's own policy) are left out,
+    for callers who may not see them.
+    """
     old, new = old or {}, new or {}
     changes = RowChanges(agent_changed=old.get("agent") != new.get("agent"))
     for section in ROW_SECTIONS:
-        before = _keyed(section, old.get(section))
-        after = _keyed(section, new.get(section))
+        before = _keyed(section, old.get(section), _policy(old), level)
+        after = _keyed(section, new.get(section), _policy(new), level)
         changes.added[section] = [_label(section, r) for k, r in after.items() if k not in before]
         changes.removed[section] = [_label(section, r) for k, r in before.items() if k not in after]
         changes.changed[section] = [
@@ -290,10 +297,21 @@ def compare(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> Row
     return changes
 
 
-def _keyed(section: str, rows: object) -> dict[tuple[str, ...], Any]:
+def _keyed(
+    section: str, rows: object, policy: Mapping[str, Any], level: int | None
+) -> dict[tuple[str, ...], Any]:
     if not isinstance(rows, list):
         return {}
-    return {row_key(section, r): r for r in rows if isinstance(r, Mapping)}
+    return {
+        row_key(section, r): r
+        for r in rows
+        if isinstance(r, Mapping) and (level is None or row_visibility(r, policy) <= level)
+    }
+
+
+def _policy(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    policy = data.get("visibility_policy")
+    return policy if isinstance(policy, Mapping) else {}
 
 
 def _label(section: str, row: Mapping[str, Any]) -> str:

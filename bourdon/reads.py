@@ -234,7 +234,7 @@ def find_entity(
     """Entities by name across agents: exact, alias, then near misses, each saying how."""
     query = require_text(name, "name", "bourdon")
     access = resolve(access_level, include_private, scope=scope)
-    groups = group_matches(index.match(query), access)
+    groups = group_matches(index.match(query, visible=access.allows), access)
     shown = groups[:MAX_MATCHES]
     return {
         "name": query,
@@ -264,7 +264,8 @@ def query_agent_memory(
     access = resolve(access_level, include_private, scope=scope)
     agent_id = require_agent(index, agent, access)
     query = require_text(topic, "topic", "ledgerline")
-    groups = group_matches((m for m in index.match(query) if m.row.agent == agent_id), access)
+    mine = (m for m in index.match(query, visible=access.allows) if m.row.agent == agent_id)
+    groups = group_matches(mine, access)
     shown = groups[:MAX_MATCHES]
     return {
         "agent": agent_id,
@@ -484,7 +485,7 @@ def get_cross_agent_summary(
     access = resolve(access_level, include_private, scope=scope)
     size = clamp_limit(limit)
     after = decode_cursor(cursor, "summary")[0] if cursor not in (None, "") else None
-    exact = [m for m in index.match(query, fuzzy=False) if access.allows(m.row)]
+    exact = index.match(query, fuzzy=False, visible=access.allows)
     names = {fold(query)} | {fold(m.row.name) for m in exact}
     names |= {fold(a) for m in exact for a in m.row.aliases}
     sessions = [
@@ -630,7 +631,7 @@ def export_agents(
         "machine": name,
         "generated_from": "agents",
         "agents": agents,
-        "meta": meta(index, count=len(agents), access_level=str(level)),
+        "meta": meta(index, resolve(str(level), True, scope=scope), count=len(agents)),
     }
 
 
@@ -651,7 +652,7 @@ def entity_view(
     """The cross-agent view of one entity by name (exact and alias matches)."""
     query = require_text(name, "name", "bourdon")
     access = resolve(str(level), True, scope=scope)
-    return group_matches(index.match(query, fuzzy=False), access)
+    return group_matches(index.match(query, fuzzy=False, visible=access.allows), access)
 
 
 __all__ = [

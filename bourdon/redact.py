@@ -215,7 +215,7 @@ RULES: Final[tuple[Rule, ...]] = (
         _rx(
             r"(?i:\b(?P<word>(?:[a-z0-9]+[_-]){0,4}(?:api|access|secret|private|client|auth|app|"
             r"master|signing|encryption|session|refresh|bearer|id)?(?:key|token|secret|password|"
-            r"passwd|credentials?|auth|bearer|signature))[A-Za-z0-9_-]{0,24}?)"
+            r"passwd|credentials?|auth|bearer|signature))(?:[_-]?[A-Za-z0-9]){0,24}?)"
             r"[\"']?\s*(?:[:=]|=>|:=|\s+(?:is\s+|was\s+|of\s+)?)\s*[\"'`]?"
             r"(?P<secret>[A-Za-z0-9+/_.~=-]{16,})"
         ),
@@ -225,7 +225,8 @@ RULES: Final[tuple[Rule, ...]] = (
 
 # A string none of these can be found in is clean: most strings are, and skip every rule.
 _TRIGGER = _rx(
-    r"PRIVATE KEY|AGE-SECRET|sk-|gh[pousr]_|github_pat_|gl[a-z]{1,5}-|AKIA|ASIA|ABIA|ACCA|AIDA|AROA|"
+    r"PRIVATE KEY|AGE-SECRET|sk-|gh[pousr]_|github_pat_|gl[a-z]{1,5}-|"
+    r"AKIA|ASIA|ABIA|ACCA|AIDA|AROA|AIza|"
     r"GOCSPX|ya29\.|xox|xapp-|hooks\.slack|_live_|_test_|whsec_|hf_|npm_|pypi-|SK[0-9a-fA-F]|"
     r"SG\.|do[por]_v1|\.[A-Za-z0-9_-]{6,7}\.|discord|:AA|eyJ|shp|dapi|lin_|gsk_|r8_|key-|PMAK|"
     r"sbp_|gl(?:sa|c)_|sntry|ntn_|secret_|hv[sbr]\.|dp\.|xai-|pplx-|ATATT|tskey|://|sig=|"

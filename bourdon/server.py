@@ -191,6 +191,11 @@ class Guard:
         return local
 
 
+def seen_level(caller: Caller) -> int:
+    """The widest visibility a caller is ever shown: private only to the local operator."""
+    return int(Visibility.PRIVATE if caller.transport == "stdio" else Visibility.TEAM)
+
+
 def scope_of(caller: Caller) -> Scope:
     return Scope(caller.readable(), caller.transport == "stdio")
 
@@ -513,7 +518,9 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
         return await guard.run(
             "explain_memory_change",
             agent_id,
-            lambda c, d: writes.explain_memory_change(guard.library, agent_id, digest),
+            lambda c, d: writes.explain_memory_change(
+                guard.library, agent_id, digest, seen_level(c)
+            ),
             thread=True,
         )
 
@@ -721,6 +728,7 @@ def register_write_tools(server: MCPServer, guard: Guard) -> None:
                 expected_digest=expected_digest,
                 confirm=confirm,
                 provenance=provenance_of(c, session_id, None),
+                level=seen_level(c),
             ),
             thread=True,
         )

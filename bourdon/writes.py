@@ -119,8 +119,10 @@ def list_memory_versions(library: Library, agent_id: str, limit: int | None) -> 
     }
 
 
-def explain_memory_change(library: Library, agent_id: str, digest: str) -> dict[str, Any]:
-    found = library.explain(agent_id, digest)
+def explain_memory_change(
+    library: Library, agent_id: str, digest: str, level: int | None = None
+) -> dict[str, Any]:
+    found = library.explain(agent_id, digest, level)
     v = found.version
     return {
         "agent_id": agent_id,
@@ -147,11 +149,15 @@ def rollback_agent_memory(
     expected_digest: str | None,
     confirm: bool,
     provenance: Provenance,
+    level: int | None = None,
 ) -> dict[str, Any]:
-    """Preview unless ``expected_digest`` or ``confirm`` is given; then restore, undoably."""
+    """Preview unless ``expected_digest`` or ``confirm`` is given; then restore, undoably.
+
+    ``level`` hides rows above that visibility from the preview (callers over the network).
+    """
     current = library.current_digest(agent_id)
     if expected_digest is None and not confirm:
-        changes = library.diff(agent_id, library.head() or "", version_id)
+        changes = library.diff(agent_id, library.head() or "", version_id, level)
         return {
             "agent_id": agent_id,
             "version_id": version_id,

@@ -994,8 +994,11 @@ def _entity(kind: str, text: str, date: str, private: bool) -> dict[str, Any] | 
     else:
         name = re.split(rf" [{_DASHES}] |: | \(|, ", _plain(first), maxsplit=1)[0]
     name = clean_text(name.strip(" .:;,"), 128)
-    if kind == "library" and not bold and len(name.split()) > 3:
-        name = name.split()[0]  # "terraform 1.9 with the aws provider" -> "terraform"
+    if kind == "library" and not bold:
+        # "terraform 1.9 with the aws provider 5.x" -> "terraform"
+        name = re.split(r" (?:with|for|in|on|via|and|to|as) ", name, maxsplit=1)[0]
+        name = re.sub(r"(\s+v?\d[\w.]*)+$", "", name)
+        name = name.split()[0] if len(name.split()) > 3 else name
     if not name or (kind != "decision" and (len(name) > 64 or len(name.split()) > 4)):
         return None
     rest = _plain(first)[len(name) :] if _plain(first).startswith(name) else ""

@@ -51,6 +51,7 @@ SQLite is read without ever writing beside the store (see ``read_sqlite``): no `
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -437,6 +438,7 @@ PATH_KEYS: Final = (
     "absolute_path",
     "path",
 )
+T = TypeVar("T")
 MEMORY_FILE_LIMIT: Final = 1024 * 1024
 _PATCH_FILE: Final = re.compile(
     r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.MULTILINE
@@ -535,7 +537,6 @@ def _children(folder: Path) -> list[Path]:
 
 # -- shared: SQLite read without writing (identical in every reader of a SQLite store) ---------
 
-T = TypeVar("T")
 BUSY_TIMEOUT: Final = 2.0
 _SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 
@@ -810,7 +811,9 @@ def unique(items: Iterable[T]) -> list[T]:
     return out
 
 
-def session_row(draft: Draft, ctx: ReaderContext) -> dict[str, Any] | None:
+def session_row(
+    draft: Draft, ctx: ReaderContext, project: Callable[[str | None], str | None] = project_name
+) -> dict[str, Any] | None:
     """The manifest row of one session, or None for an empty draft."""
     actions = unique(clean_text(t) for t in (draft.title, *draft.prompts))[:10]
     named = unique(relative_file(f, draft.cwd) for f in draft.files)
@@ -823,7 +826,7 @@ def session_row(draft: Draft, ctx: ReaderContext) -> dict[str, Any] | None:
         row["session_id"] = draft.session_id
     if cwd and len(cwd) <= 512:
         row["cwd"] = cwd
-    focus = unique([project_name(cwd) or "", clean_text(draft.title)])
+    focus = unique([project(cwd) or "", clean_text(draft.title)])
     if focus:
         row["project_focus"] = focus[:16]
     if actions:
@@ -849,22 +852,26 @@ def assemble(
         drafts,
         key=lambda d: (d.start is None, -(d.start.timestamp() if d.start else 0), d.session_id),
     )
-    rows = [r for r in (session_row(d, ctx) for d in ordered) if r is not None][:MAX_SESSIONS]
+    project = functools.cache(project_name)  # it looks for .git folders: once per folder
+    rows = [r for r in (session_row(d, ctx, project) for d in ordered) if r is not None]
+    rows = rows[:MAX_SESSIONS]
     stats.sessions = len(rows)
     return {
         "agent": {"id": agent_id, "type": "code-assistant"},
-        "known_entities": _entities(rows)[:MAX_ENTITIES],
+        "known_entities": _entities(rows, project)[:MAX_ENTITIES],
         "recent_sessions": rows,
         "notes": _notes(notes, ctx),
     }
 
 
-def _entities(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _entities(
+    rows: list[dict[str, Any]], project_of: Callable[[str | None], str | None]
+) -> list[dict[str, Any]]:
     projects: dict[str, dict[str, Any]] = {}
     files: dict[str, dict[str, Any]] = {}
     for row in rows:
         cwd = row.get("cwd")
-        project = project_name(cwd)
+        project = project_of(cwd)
         private = row["visibility"] == "private"
         if project and len(project) <= 128:
             entry = projects.setdefault(

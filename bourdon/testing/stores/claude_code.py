@@ -446,7 +446,7 @@ class _Gen:
                 s.edit(rel_file, rng.choice(["Edit", "Edit", "Write", "MultiEdit"]))
             s.tool("Bash", {"command": "pytest -q"}, "....\n4 passed in 0.12s")
             if self.bench:
-                for _ in range(max(1, int(rng.lognormvariate(1.9, 0.5)))):
+                for _ in range(max(1, int(rng.lognormvariate(1.85, 0.5)))):
                     s.big_tool(self.block())
             s.reply("Done. The tests pass.")
         s.meta("ai-title", aiTitle=TITLES[chosen[0]])

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bourdon.testing.stores.claude_code import MTIME, PROJECTS, write_repos
+from bourdon.testing.stores.claude_code import MTIME, PROJECTS, TITLES, write_repos
 
 HOST_TZ = ZoneInfo("America/New_York")
 BASE = datetime(2026, 6, 1, 13, 0, tzinfo=UTC)
@@ -357,7 +357,7 @@ class _Gen:
 
     def ordinary(self, n: int, total: int) -> None:
         rng = self.rng
-        key, rel, url, prompts, files = PROJECTS[n % len(PROJECTS)]
+        _, rel, url, prompts, files = PROJECTS[n % len(PROJECTS)]
         start = BASE + timedelta(
             days=(n * 29) // max(total, 1), hours=rng.randint(0, 8), minutes=rng.randint(0, 59)
         )
@@ -376,12 +376,12 @@ class _Gen:
                 [("update", f) for f in picked], form=rng.choice(["custom", "custom", "function"])
             )
             r.shell("pytest -q", "....\n4 passed in 0.12s")
-            for _ in range(max(1, int(rng.lognormvariate(2.5, 0.4))) if self.bench else 0):
+            for _ in range(max(1, int(rng.lognormvariate(1.85, 0.5))) if self.bench else 0):
                 r.shell("pytest -q -vv", big)
             r.reply("Done; tests pass.")
         if n % 3 == 0:
             self.index.append(
-                {"id": r.tid, "thread_name": chosen[0][:40].rstrip(), "updated_at": _micros(r.now)}
+                {"id": r.tid, "thread_name": TITLES[chosen[0]], "updated_at": _micros(r.now)}
             )
         r.write()
 
@@ -431,13 +431,17 @@ class _Gen:
         first = next(iter(self.written))
         raw = "# Raw Memories\n\n"
         for tid in list(self.written)[:2]:
-            raw += f"## Thread `{tid}`\nupdated_at: 2026-06-20T10:00:00Z\n\n- Worked on {self.firsts.get(tid, 'something')}\n\n"
+            said = self.firsts.get(tid, "something")
+            raw += f"## Thread `{tid}`\nupdated_at: 2026-06-20T10:00:00Z\n\n- Worked on: {said}\n\n"
         private = self.ids.get("private")
         if private:
-            raw += f"## Thread `{private}`\nupdated_at: 2026-06-26T21:00:00Z\n\n- Dana's therapy schedule drives the weekly summary.\n"
+            raw += f"## Thread `{private}`\nupdated_at: 2026-06-26T21:00:00Z\n\n"
+            raw += "- Dana's therapy schedule drives the weekly summary.\n"
         (top / "raw_memories.md").write_text(raw, encoding="utf-8")
         (top / "rollout_summaries" / f"{first}.md").write_text(
-            f"thread_id: {first}\nupdated_at: 2026-06-20T10:00:00Z\n\nThe user asked: {self.firsts.get(first, '')}. Codex changed the files and ran the tests.\n",
+            f"thread_id: {first}\nupdated_at: 2026-06-20T10:00:00Z\n\n"
+            f"The user asked: {self.firsts.get(first, '')} Codex changed the files and ran the "
+            "tests.\n",
             encoding="utf-8",
         )
         diary = self.cwd("personal/diary-bot")
@@ -465,7 +469,8 @@ class _Gen:
 
         (root / "AGENTS.md").write_text("- Prefer `uv run` over bare python.\n", encoding="utf-8")
         (root / "config.toml").write_text(
-            'model = "gpt-5.3-codex"\nnotify = ["bourdon", "export", "codex"]\n\n[history]\npersistence = "save-all"\n\n'
+            'model = "gpt-5.3-codex"\nnotify = ["bourdon", "export", "codex"]\n\n'
+            '[history]\npersistence = "save-all"\n\n'
             f'[projects."{self.cwd("src/ledgerline")}"]\ntrust_level = "trusted"\n',
             encoding="utf-8",
         )
@@ -600,6 +605,7 @@ def _messy(gen: _Gen) -> None:
     start = datetime(2026, 6, 10, 23, 50, tzinfo=HOST_TZ).astimezone(UTC)
     r = _Rollout(gen, gen.uuid7(start), ledger, start)
     gen.ids["late"] = r.tid
+    gen.ids["title"] = r.tid  # its database row carries a title of its own
     r.meta(url=url)
     r.context()
     gen.say(r, "Late night: fix the off-by-one in the month-end report")
@@ -633,7 +639,6 @@ def _messy(gen: _Gen) -> None:
     start = datetime(2026, 6, 12, 13, 0, tzinfo=UTC)
     r = _Rollout(gen, gen.uuid7(start), ledger, start)
     gen.ids["rich"] = r.tid
-    gen.ids["title"] = r.tid
     r.meta(url=url)
     r.context()
     gen.say(r, "Rename the importers package and delete the legacy parser")
