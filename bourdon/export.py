@@ -242,6 +242,7 @@ def _export(
 
     if result.reason and not force:
         result.outcome = REFUSED
+        result.reason += "; pass --force to commit it anyway"
         # The fingerprint is not kept: the next export looks again instead of skipping.
         _save(root, name, {**previous, **_mark(result, now)})
         return _done(result, started)
@@ -376,13 +377,13 @@ def erosion(
     if before and not fresh:
         return (
             f"the store yielded no rows where it yielded {before} before; its format may "
-            "have changed (drifting): check 'bourdon readers', or pass --force to empty it"
+            "have changed (drifting): check 'bourdon readers'"
         )
     dropped = len(mine - fresh)
     if mine and dropped > EROSION_MIN_ROWS and dropped > EROSION_SHARE * len(mine):
         return (
             f"it would drop {dropped} of the {len(mine)} rows this reader exported before "
-            f"(more than {EROSION_SHARE:.0%}); pass --force if the store really lost them"
+            f"(more than {EROSION_SHARE:.0%})"
         )
     counts = [*history, len(fresh)]
     streak = 0
@@ -392,10 +393,7 @@ def erosion(
         streak += 1
     if streak >= LOSING_STREAK:
         trail = " -> ".join(str(n) for n in counts[-LOSING_STREAK - 1 :])
-        return (
-            f"the store lost rows in {LOSING_STREAK} exports in a row ({trail}); pass --force "
-            "if that is expected"
-        )
+        return f"the store lost rows in {LOSING_STREAK} exports in a row ({trail})"
     return None
 
 

@@ -165,6 +165,10 @@ class Federation:
             raise RuntimeError(f"peer answered an error: {str(detail)[:200]}")
         return result.structured_content
 
+    def warm(self) -> None:
+        """Create the shared client now, so the first federated call does not pay for it."""
+        self._http()
+
     def _http(self) -> Any:
         if self._client is None:
             import httpx2

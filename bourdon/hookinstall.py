@@ -395,7 +395,9 @@ def _dump(data: dict[str, Any], raw: str | None) -> str:
                 lead = line[: len(line) - len(stripped)]
                 indent = "\t" if lead.startswith("\t") else len(lead)
                 break
-    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    # A file that spells non-ASCII characters as \u escapes keeps doing so.
+    escaped = raw is not None and raw.isascii() and "\\u" in raw
+    text = json.dumps(data, indent=indent, ensure_ascii=escaped)
     return text + "\n" if raw is None or raw.endswith("\n") or not raw else text
 
 

@@ -256,6 +256,8 @@ def create_server(
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:
         stop = _watch(idx) if watch else (lambda: None)
+        if federation is not None:
+            federation.warm()  # build the HTTP client (and its TLS context) before any deadline
         try:
             yield {"index": idx}
         finally:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from bourdon.commands import demo, history, members, peers, reads, serve, staging, writing
+from bourdon.commands import demo, export, history, members, peers, reads, serve, staging, writing
 
 
 def register(sub: Any) -> None:
-    for group in (writing, history, staging, reads, serve, members, peers, demo):
+    for group in (writing, history, staging, reads, export, serve, members, peers, demo):
         group.register(sub)
 
 

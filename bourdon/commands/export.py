@@ -349,8 +349,12 @@ def cmd_export_all(args: argparse.Namespace) -> int:
             ],
         )
         exported = sum(1 for r in results if r["outcome"] in GOOD_OUTCOMES)
-        print(f"{exported} exported or up to date, {len(bad)} failed or refused", end="")
-        print(f", {len(plugins)} plugins failed to load" if plugins else "")
+        absent = sum(1 for r in results if r["outcome"] == MISSING)
+        parts = [f"{exported} exported or up to date", f"{absent} without a store here"]
+        parts.append(f"{len(bad)} failed or refused")
+        if plugins:
+            parts.append(f"{len(plugins)} plugin{'s' if len(plugins) != 1 else ''} failed to load")
+        print(", ".join(parts))
     return 1 if bad else 0
 
 

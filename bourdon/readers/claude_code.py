@@ -50,6 +50,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
+from functools import lru_cache
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Final
 
@@ -63,9 +64,22 @@ from bourdon.readers.base import (
     default_health,
     iter_jsonl,
     local_date,
-    normalize_path,
     parse_time,
 )
+from bourdon.readers.base import (
+    normalize_path as _normalize_path,
+)
+
+
+@lru_cache(maxsize=8192)
+def _normalized(value: str) -> str | None:
+    return _normalize_path(value)
+
+
+def normalize_path(value: object) -> str | None:
+    """``base.normalize_path``, remembered: the same few cwds come back on every record."""
+    return _normalized(value) if isinstance(value, str) else None
+
 
 NAME: Final = "claude-code"
 AGENT_TYPE: Final = "code-assistant"
@@ -522,16 +536,18 @@ def relative_path(path: str, base: str | None) -> str | None:
     """``path`` relative to ``base`` when it lies under it (``None`` if not), with ``/``."""
     if not base:
         return None
-    if _is_windows(path) != _is_windows(base):
+    windows = _is_windows(path)
+    if windows != _is_windows(base):
         return None
-    pure = PureWindowsPath if _is_windows(path) else PurePosixPath
-    module = ntpath if _is_windows(path) else posixpath
-    try:
-        rel = pure(module.normpath(path)).relative_to(pure(module.normpath(base)))
-    except ValueError:
+    if windows:  # drive letters and names compare case-insensitively
+        a, b = ntpath.normpath(path), ntpath.normpath(base).rstrip("\\")
+        if not a.casefold().startswith(b.casefold() + "\\"):
+            return None
+        return a[len(b) + 1 :].replace("\\", "/") or None
+    a, b = posixpath.normpath(path), posixpath.normpath(base).rstrip("/")
+    if not a.startswith(b + "/"):
         return None
-    text = rel.as_posix()
-    return None if text in ("", ".") else text
+    return a[len(b) + 1 :] or None
 
 
 @dataclass(frozen=True)
@@ -603,8 +619,8 @@ def repo_name(url: str | None) -> str | None:
 
 
 def _last_part(path: str) -> str | None:
-    pure = PureWindowsPath(path) if _is_windows(path) else PurePosixPath(path)
-    parts = [p for p in pure.parts if p not in ("/", "\\") and not p.endswith(("\\", ":"))]
+    parts = re.split(r"[\\/]" if _is_windows(path) else "/", path)
+    parts = [p for p in parts if p and not (p.endswith(":") and _is_windows(path))]
     return parts[-1] if parts else None
 
 
@@ -641,6 +657,7 @@ class Assembler:
         self._cwds: list[str] = []
         self._seen_memory: set[str] = set()
         self._git: dict[str, GitInfo] = {}
+        self._names: dict[tuple[str, str | None], str] = {}
 
     def git(self, cwd: str) -> GitInfo:
         found = self._git.get(cwd)
@@ -654,6 +671,13 @@ class Assembler:
         """The project a cwd belongs to: one name for every worktree and clone of a repo."""
         if not cwd:
             return None
+        known = self._names.get((cwd, remote))
+        if known is not None:
+            return known or None
+        self._names[(cwd, remote)] = name = self._project_of(cwd, remote) or ""
+        return name or None
+
+    def _project_of(self, cwd: str, remote: str | None) -> str | None:
         info = self.git(cwd)
         folders = [p.name for p in (info.toplevel, info.main) if p is not None]
         name = repo_name(remote or info.remote)

@@ -71,7 +71,6 @@ from bourdon.readers.base import (
     default_health,
     iter_jsonl,
     local_date,
-    normalize_path,
     parse_time,
 )
 from bourdon.readers.claude_code import (
@@ -81,6 +80,7 @@ from bourdon.readers.claude_code import (
     clean_block,
     is_private_path,
     memory_bucket,
+    normalize_path,
     store_roots,
     user_prompt,
 )

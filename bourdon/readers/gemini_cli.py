@@ -162,6 +162,7 @@ def _legacy(data: object) -> _Recording | None:
 
 def _recordings(chats: Path, stats: ReadStats) -> list[_Recording]:
     found: list[_Recording] = []
+    subagents: list[_Recording] = []  # after the main chats, so the parent's own edits lead
     for path in _children(chats):
         if _DECOY.search(path.name):
             continue
@@ -171,7 +172,7 @@ def _recordings(chats: Path, stats: ReadStats) -> list[_Recording]:
                     sub = replay(child, stats)
                     if sub is not None:
                         sub.parent = path.name
-                        found.append(sub)
+                        subagents.append(sub)
             continue
         if path.suffix == ".jsonl":
             recording = replay(path, stats)
@@ -181,7 +182,7 @@ def _recordings(chats: Path, stats: ReadStats) -> list[_Recording]:
             continue
         if recording is not None:
             found.append(recording)
-    return found
+    return found + subagents
 
 
 # -- projects ----------------------------------------------------------------------------------
