@@ -38,7 +38,9 @@ def library_path(args: argparse.Namespace) -> Path:
 
 def home_path() -> Path:
     """``$BOURDON_HOME``, else ``~/.bourdon``: members, peers and the audit log."""
-    return Path(os.environ.get("BOURDON_HOME") or "~/.bourdon").expanduser()
+    from bourdon.server_config import bourdon_home
+
+    return bourdon_home()
 
 
 def open_library(args: argparse.Namespace) -> Any:

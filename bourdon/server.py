@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -44,7 +43,7 @@ from bourdon.httpgate import current_caller
 from bourdon.index import Index
 from bourdon.library import Library, Provenance
 from bourdon.model import Visibility
-from bourdon.server_config import build_federation
+from bourdon.server_config import bourdon_home, build_federation
 from bourdon.trust import Caller, MemberRegistry
 from bourdon.visibility import Scope
 
@@ -73,11 +72,6 @@ def error_result(exc: BourdonError) -> CallToolResult:
 
 class _Internal(BourdonError):
     """Stands for an unexpected failure in an answer: status 500, no details leaked."""
-
-
-def bourdon_home() -> Path:
-    """``$BOURDON_HOME``, else ``~/.bourdon``: members, peers, the audit log."""
-    return Path(os.environ.get("BOURDON_HOME") or "~/.bourdon").expanduser()
 
 
 class Guard:

@@ -11,6 +11,11 @@ from pathlib import Path
 from bourdon.federation import Federation, Peer, PeerList
 
 
+def bourdon_home() -> Path:
+    """``$BOURDON_HOME``, else ``~/.bourdon``: members, peers and the audit log."""
+    return Path(os.environ.get("BOURDON_HOME") or "~/.bourdon").expanduser()
+
+
 def build_federation(home: Path, extra: list[Peer]) -> Federation | None:
     """The peers of ``peers.yaml`` and of ``--peer``, with their tokens from the environment."""
     by_name = {p.name: p for p in [*PeerList(home).peers(), *extra]}
