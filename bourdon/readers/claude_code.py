@@ -43,6 +43,7 @@ memory-file parsing, row assembly) are shared with the Codex reader.
 from __future__ import annotations
 
 import hashlib
+import json
 import ntpath
 import os
 import posixpath
@@ -51,18 +52,18 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from functools import lru_cache
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path
 from typing import Any, Final
 
 from bourdon.model import fold
 from bourdon.readers.base import (
+    MAX_LINE,
     Health,
     ReaderContext,
     ReadResult,
     ReadStats,
     clean_text,
     default_health,
-    iter_jsonl,
     local_date,
     parse_time,
 )
@@ -108,6 +109,7 @@ _WRAPPER = re.compile(
     r"|user-memory-input)>|Caveat: The messages below were generated|\[Request interrupted)"
 )
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
+_SLASH_COMMAND = re.compile(r"^/[\w:-]+(\s|$)")  # "/clear", "/model opus"; not "/home/x"
 
 
 class ClaudeCodeReader:
@@ -140,7 +142,7 @@ class ClaudeCodeReader:
             user_md = root / "CLAUDE.md"
             rows.add_memory(user_md, "claude-md", project=None, cwd=None)
             for folder, cwd in scan.memory_dirs(root):
-                for md in sorted(folder.glob("*.md")):
+                for md in listing(folder, "*.md"):
                     rows.add_memory(md, "auto-memory", project=rows.project_of(cwd), cwd=cwd)
         for cwd in rows.cwds():
             for md, private in _claude_md_files(cwd, ctx.home, rows.git(cwd).toplevel):
@@ -157,8 +159,8 @@ def store_roots(reader: Any, ctx: ReaderContext) -> list[Path]:
         return [ctx.store] if ctx.store.is_dir() else []
     override = ctx.env.get(reader.store_env)
     if override:
-        given = [Path(p).expanduser() for p in re.split(rf"[,{re.escape(os.pathsep)}]", override)]
-        candidates = [p for p in given if str(p).strip()]
+        parts = [p.strip() for p in re.split(rf"[,{re.escape(os.pathsep)}]", override)]
+        candidates = [ctx.home / p[2:] if p.startswith("~/") else Path(p) for p in parts if p]
     else:
         candidates = list(reader.locations(ctx))
     found: list[Path] = []
@@ -232,20 +234,31 @@ class _Scan:
         projects = root / "projects"
         if not projects.is_dir():
             return
-        for folder in sorted(p for p in projects.iterdir() if p.is_dir()):
-            subagents: list[tuple[Path, str | None]] = []
-            for path in sorted(folder.glob("*.jsonl")):
-                if path.name.startswith("agent-"):
-                    subagents.append((path, None))
-                else:
-                    self._file(path, path.stem, folder)
-            for child in sorted(p for p in folder.iterdir() if p.is_dir()):
-                for path in sorted(child.glob("subagents/**/*.jsonl")):
-                    subagents.append((path, child.name))
-            for path, parent in subagents:
-                self._file(path, parent, folder, main=False)
-            if (folder / "memory").is_dir():
-                self.dirs.append((folder / "memory", self._project_cwd.get(folder)))
+        try:
+            folders = sorted(p for p in projects.iterdir() if p.is_dir())
+        except OSError as exc:
+            self.stats.problem(f"{projects}: {exc.strerror}")
+            return
+        for folder in folders:
+            try:
+                self._folder(folder)
+            except OSError as exc:  # removed or rotated while we read (the 30-day sweep)
+                self.stats.problem(f"{folder.name}: {exc.strerror}")
+
+    def _folder(self, folder: Path) -> None:
+        subagents: list[tuple[Path, str | None]] = []
+        for path in sorted(folder.glob("*.jsonl")):
+            if path.name.startswith("agent-"):
+                subagents.append((path, None))
+            else:
+                self._file(path, path.stem, folder)
+        for child in sorted(p for p in folder.iterdir() if p.is_dir()):
+            for path in sorted(child.glob("subagents/**/*.jsonl")):
+                subagents.append((path, child.name))
+        for path, parent in subagents:
+            self._file(path, parent, folder, main=False)
+        if (folder / "memory").is_dir():
+            self.dirs.append((folder / "memory", self._project_cwd.get(folder)))
 
     def memory_dirs(self, root: Path) -> list[tuple[Path, str | None]]:
         return [(d, cwd) for d, cwd in self.dirs if root in d.parents]
@@ -254,8 +267,8 @@ class _Scan:
         current = self._session(sid) if sid else None
         if current is not None and main:
             current.main = True
-        for record in iter_jsonl(path, self.stats):
-            kind = record.get("type")
+        for record in iter_records(path, self.stats):
+            kind = _kind(record.get("type"))
             if kind not in KNOWN_RECORDS:
                 self._skip(f"record type {kind!r}")
                 continue
@@ -333,7 +346,7 @@ class _Scan:
         message = record.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list):
-            kinds = {b.get("type") for b in content if isinstance(b, dict)}
+            kinds = {_kind(b.get("type")) for b in content if isinstance(b, dict)}
             self._blocks(kinds)
             if "tool_result" in kinds:
                 return
@@ -351,11 +364,13 @@ class _Scan:
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, list):
             return
-        self._blocks({b.get("type") for b in content if isinstance(b, dict)})
+        self._blocks({_kind(b.get("type")) for b in content if isinstance(b, dict)})
         for n, block in enumerate(content):
             if not isinstance(block, dict) or block.get("type") != "tool_use":
                 continue
-            if block.get("name") not in EDIT_TOOLS or not isinstance(block.get("input"), dict):
+            if _kind(block.get("name")) not in EDIT_TOOLS or not isinstance(
+                block.get("input"), dict
+            ):
                 continue
             given = block["input"].get("file_path") or block["input"].get("notebook_path")
             if isinstance(given, str) and given.strip():
@@ -415,6 +430,60 @@ def _unclaimed(items: list[_Item], claimed: set[str], mains: set[str]) -> list[s
     return out
 
 
+def listing(folder: Path, pattern: str) -> list[Path]:
+    """``folder.glob(pattern)`` sorted; empty when the folder vanishes while it is listed."""
+    try:
+        return sorted(folder.glob(pattern))
+    except OSError:
+        return []
+
+
+def _kind(value: object) -> str | None:
+    """A record's ``type`` (or a tool's name) when it is a string; a list or dict is no type."""
+    return value if isinstance(value, str) else None
+
+
+def iter_records(path: Path, stats: ReadStats) -> Iterator[dict[str, Any]]:
+    """``base.iter_jsonl``, also surviving a line nested too deep for ``json.loads``.
+
+    ``json.loads`` raises ``RecursionError`` (not ``ValueError``) past ~1,000 levels, which
+    ``iter_jsonl`` lets through, ending the read. Same counting rules otherwise.
+    """
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below; the generator may stop early
+    except OSError as exc:
+        stats.problem(f"{path.name}: {exc.strerror}")
+        return
+    stats.files += 1
+    with handle:
+        while True:
+            line = handle.readline(MAX_LINE + 1)
+            if not line:
+                return
+            if len(line) > MAX_LINE:
+                stats.too_large += 1
+                while line and not line.endswith(b"\n"):
+                    line = handle.readline(MAX_LINE)
+                continue
+            complete = line.endswith(b"\n")
+            text = line.decode("utf-8", "replace").strip().lstrip("\ufeff")
+            if not text:
+                continue
+            try:
+                record = json.loads(text)
+            except (ValueError, RecursionError):
+                if complete:
+                    stats.skipped += 1
+                else:
+                    stats.partial_tail += 1
+                continue
+            if isinstance(record, dict):
+                stats.records += 1
+                yield record
+            else:
+                stats.skipped += 1
+
+
 def user_prompt(content: object) -> str:
     """The words a user typed, from a user record's text; ``""`` for harness-made text."""
     if not isinstance(content, str):
@@ -439,12 +508,12 @@ def _history(
     for root in roots:
         if not (root / "history.jsonl").is_file():
             continue
-        for line in iter_jsonl(root / "history.jsonl", stats):
+        for line in iter_records(root / "history.jsonl", stats):
             text = clean_text(line.get("display"))
             when = parse_time(line.get("timestamp"))
             given = line.get("sessionId")
             sid = given if isinstance(given, str) else ""
-            if not text or text.startswith("/") or sid in known:
+            if not text or _SLASH_COMMAND.match(text) or sid in known:
                 continue
             if not sid and text in typed:
                 continue
@@ -508,16 +577,15 @@ def is_private_path(path: str | None, home: Path) -> bool:
     """A folder under ``~/personal`` or ``~/private``, on this machine or in a copied store."""
     if not path:
         return False
-    if _is_windows(path):
-        parts = [p.casefold() for p in PureWindowsPath(path).parts]
+    if _is_windows(path):  # C:\\Users\\<user>\\personal\\...
+        parts = [p.casefold() for p in re.split(r"[\\/]+", path)]
         return len(parts) > 3 and parts[1] == "users" and parts[3] in PRIVATE_DIRS
-    pure = PurePosixPath(path)
-    rest: tuple[str, ...]
-    try:
-        rest = pure.relative_to(PurePosixPath(str(home))).parts
-    except ValueError:
-        whole = pure.parts
-        rest = whole[3:] if len(whole) > 3 and whole[1] in ("home", "Users") else ()
+    mine = str(home).rstrip("/") + "/"
+    if path.startswith(mine):
+        rest = path[len(mine) :].split("/")
+    else:  # /home/<user>/... or /Users/<user>/... of another machine
+        parts = path.split("/")
+        rest = parts[3:] if len(parts) > 3 and parts[1] in ("home", "Users") else []
     return bool(rest) and rest[0].casefold() in PRIVATE_DIRS
 
 
@@ -730,7 +798,7 @@ class Assembler:
         if facts.session_id:
             row["session_id"] = clean_text(facts.session_id, 128)
         if facts.cwd:
-            row["cwd"] = facts.cwd[:512]
+            row["cwd"] = _CONTROL_BLOCK.sub("\ufffd", facts.cwd)[:512]
         if focus:
             row["project_focus"] = focus[:16]
         actions = key_actions(facts.titles, facts.prompts)

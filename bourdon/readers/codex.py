@@ -69,7 +69,6 @@ from bourdon.readers.base import (
     ReadStats,
     clean_text,
     default_health,
-    iter_jsonl,
     local_date,
     parse_time,
 )
@@ -79,6 +78,8 @@ from bourdon.readers.claude_code import (
     absolute_path,
     clean_block,
     is_private_path,
+    iter_records,
+    listing,
     memory_bucket,
     normalize_path,
     store_roots,
@@ -159,16 +160,18 @@ class _Rollout:
 
 def _read_root(root: Path, ctx: ReaderContext, rows: Assembler, stats: ReadStats) -> None:
     rollouts: dict[str, _Rollout] = {}
-    paths = sorted(root.glob("sessions/**/rollout-*.jsonl"))
-    paths += sorted(root.glob("archived_sessions/**/rollout-*.jsonl"))
+    paths = listing(root, "sessions/**/rollout-*.jsonl")
+    paths += listing(root, "archived_sessions/**/rollout-*.jsonl")
     for path in paths:
         _add(rollouts, _rollout(path, stats))
     names = _thread_names(root / "session_index.jsonl", stats)
     threads = _threads(root / "state_5.sqlite", stats)
     for thread_id, thread in sorted(threads.items()):
-        path = Path(str(thread.get("rollout_path") or ""))
-        if thread_id not in rollouts and path.name.startswith("rollout-") and path.is_file():
-            _add(rollouts, _rollout(path, stats))
+        given = str(thread.get("rollout_path") or "")
+        if thread_id in rollouts or not re.search(r"(^|[\\/])rollout-[^\\/]*$", given):
+            continue
+        if Path(given).is_file():  # a rollout outside sessions/: read it too
+            _add(rollouts, _rollout(Path(given), stats))
     memories = str(root / "memories")
     sessions: dict[str, SessionFacts] = {}
     for sid, r in sorted(rollouts.items(), key=lambda item: item[1].path.as_posix()):
@@ -232,9 +235,9 @@ def _rollout(path: Path, stats: ReadStats) -> _Rollout | None:
     r = _Rollout(SessionFacts(match.group(1) if match else path.stem), path)
     facts = r.facts
     count = 0
-    for record in iter_jsonl(path, stats):
+    for record in iter_records(path, stats):
         count += 1
-        kind = record.get("type")
+        kind = _kind(record.get("type"))
         payload = record.get("payload")
         if kind not in KNOWN_TYPES or not isinstance(payload, dict):
             _unknown(stats, f"line type {kind!r}")
@@ -250,7 +253,7 @@ def _rollout(path: Path, stats: ReadStats) -> _Rollout | None:
                 facts.see_cwd(cwd)
                 facts.cwd = cwd  # the latest turn's cwd wins
         elif kind == "event_msg":
-            _event(r, payload, when, stats)
+            _event(r, payload, stats)
         elif kind == "response_item":
             _item(r, payload, stats)
     if count == 0:
@@ -279,8 +282,8 @@ def _meta(r: _Rollout, payload: dict[str, Any]) -> None:
         r.parent = _find_key(source, "parent_thread_id")
 
 
-def _event(r: _Rollout, payload: dict[str, Any], when: object, stats: ReadStats) -> None:
-    kind = payload.get("type")
+def _event(r: _Rollout, payload: dict[str, Any], stats: ReadStats) -> None:
+    kind = _kind(payload.get("type"))
     if kind == "user_message":
         if payload.get("kind") in ("environment_context", "user_instructions"):
             return
@@ -309,7 +312,7 @@ def _event(r: _Rollout, payload: dict[str, Any], when: object, stats: ReadStats)
 
 
 def _item(r: _Rollout, payload: dict[str, Any], stats: ReadStats) -> None:
-    kind = payload.get("type")
+    kind = _kind(payload.get("type"))
     if kind == "message":
         if payload.get("role") != "user" or not isinstance(payload.get("content"), list):
             return
@@ -341,8 +344,8 @@ def _strings(*values: object) -> Iterator[str]:
         value = stack.pop()
         if isinstance(value, str):
             yield value
-            if value[:1] in "[{":
-                with contextlib.suppress(ValueError):
+            if value[:1] in ("[", "{"):
+                with contextlib.suppress(ValueError, RecursionError):
                     stack.append(json.loads(value))
         elif isinstance(value, dict):
             stack.extend(value.values())
@@ -362,14 +365,22 @@ def _resolve(path: str, cwd: str | None) -> str | None:
 
 
 def _find_key(value: object, key: str) -> str | None:
-    if isinstance(value, dict):
-        if isinstance(value.get(key), str) and value[key]:
-            return str(value[key])
-        for inner in value.values():
-            found = _find_key(inner, key)
-            if found:
+    """The first non-empty string under ``key`` anywhere inside ``value`` (no recursion)."""
+    stack = [value]
+    while stack:
+        item = stack.pop(0)
+        if isinstance(item, dict):
+            found = item.get(key)
+            if isinstance(found, str) and found:
                 return found
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
     return None
+
+
+def _kind(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _text_or_none(value: object) -> str | None:
@@ -412,7 +423,7 @@ def _from_thread(sid: str, thread: dict[str, Any], name: str | None) -> SessionF
 def _thread_names(path: Path, stats: ReadStats) -> dict[str, str]:
     names: dict[str, str] = {}
     if path.is_file():
-        for line in iter_jsonl(path, stats):
+        for line in iter_records(path, stats):
             name = clean_text(line.get("thread_name"))
             if isinstance(line.get("id"), str) and name:
                 names[line["id"]] = name  # appended on every rename: the last wins
@@ -423,7 +434,7 @@ def _history(path: Path, stats: ReadStats) -> dict[str, SessionFacts]:
     found: dict[str, SessionFacts] = {}
     if not path.is_file():
         return found
-    for line in iter_jsonl(path, stats):
+    for line in iter_records(path, stats):
         sid = line.get("session_id") or line.get("conversation_id")
         text = _prompt(line.get("text"))
         if not isinstance(sid, str) or not sid or not text:
@@ -547,7 +558,7 @@ def _memories(
         return
     cwds = [c for r in rollouts.values() for c in r.facts.cwds]
     places: list[tuple[Path, str | None]] = [(top, None)]
-    for bucket in sorted(p for p in top.iterdir() if p.is_dir()):
+    for bucket in [p for p in listing(top, "*") if p.is_dir()]:
         if (bucket / "memory").is_dir():
             places.append((bucket / "memory", memory_bucket(bucket.name, cwds)))
     for folder, cwd in places:
@@ -555,7 +566,7 @@ def _memories(
         for name in ("MEMORY.md", "memory_summary.md"):
             rows.add_memory(folder / name, "codex-memory", project, cwd)
         _raw_memories(folder / "raw_memories.md", ctx, rows, sessions)
-        for path in sorted(folder.glob("rollout_summaries/*.md")):
+        for path in listing(folder, "rollout_summaries/*.md"):
             text, date = _read_text(path, ctx, rows)
             if text is None:
                 continue

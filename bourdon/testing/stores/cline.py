@@ -219,7 +219,8 @@ def write_store(home: Path, *, seed: int = 0, sessions: int = 10) -> Path:
         "infra-terraform": "C:\\Users\\dana\\src\\infra-terraform",
         "health": str(home / "private" / "health"),
     }
-    (src / "ledgerline" / ".git").mkdir(parents=True)
+    for repo in (src / "ledgerline", src / "harbor", home / "private" / "health"):
+        (repo / ".git").mkdir(parents=True)
     rules_time = datetime(2026, 2, 1, 10, 0, tzinfo=UTC)
     _write(
         src / "ledgerline" / ".clinerules" / "testing.md",

@@ -237,7 +237,8 @@ def write_store(home: Path, *, seed: int = 0, sessions: int = 10) -> Path:
     build = _Builder(rng)
     user = home / ".config" / "Code" / "User"
     src = home / "src"
-    (src / "ledgerline" / ".git").mkdir(parents=True)
+    for repo in ("src/ledgerline", "src/docs-site", "personal/blog", "scratch"):
+        (home / repo / ".git").mkdir(parents=True)
     cwds = {
         "ledgerline": str(src / "ledgerline"),
         "docs-site": str(src / "docs-site"),

@@ -197,8 +197,8 @@ def write_store(home: Path, *, seed: int = 0, sessions: int = 10) -> Path:
     root = home / ".copilot"
     state = root / "session-state"
     src = home / "src"
-    (src / "ledgerline" / ".git").mkdir(parents=True)
-    (home / "private" / "taxes" / ".git").mkdir(parents=True)
+    for repo in (src / "ledgerline", src / "docs-site", home / "private" / "taxes"):
+        (repo / ".git").mkdir(parents=True)
     instructions_time = datetime(2026, 6, 1, 7, 0, tzinfo=UTC).timestamp()
     for path, text in (
         (root / "copilot-instructions.md", "Prefer small commits.\nNever push to main.\n"),

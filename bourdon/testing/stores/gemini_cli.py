@@ -172,7 +172,8 @@ def write_store(home: Path, *, seed: int = 0, sessions: int = 10) -> Path:
     rng = random.Random(f"gemini-{seed}")
     root = home / ".gemini"
     src = home / "src"
-    (src / "ledgerline" / ".git").mkdir(parents=True)
+    for repo in (src / "ledgerline", src / "docs-site", home / "personal" / "notes"):
+        (repo / ".git").mkdir(parents=True)
     paths = {
         "ledgerline": str(src / "ledgerline"),
         "docs-site": str(src / "docs-site"),
