@@ -36,7 +36,8 @@ _UNSAFE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
 def recognize(index: Index, prompt: str, access: Access) -> list[dict[str, Any]]:
     """The entities ``prompt`` mentions that the caller may see, best first."""
     groups: dict[str, dict[str, Any]] = {}
-    for mention in index.recognizer.mentions(prompt[:MAX_PROMPT]):
+    recognizer = index.recognizer_for(int(access.level), access.agents)
+    for mention in recognizer.mentions(prompt[:MAX_PROMPT]):
         row = index.entity_rows[int(mention.key)]  # type: ignore[call-overload]
         if not access.allows(row):
             continue

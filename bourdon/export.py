@@ -35,16 +35,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
-
-import filelock
+from typing import TYPE_CHECKING, Any, Final
 
 from bourdon import merge
 from bourdon.errors import BourdonError, BusyError, NotFoundError
-from bourdon.library import Library, Provenance, agent_path
 from bourdon.model import (
+    AGENTS_DIR,
     LOCAL_DIR,
     ROW_SECTIONS,
+    SUFFIX,
     Visibility,
     check_agent_id,
     row_key,
@@ -52,6 +51,9 @@ from bourdon.model import (
 )
 from bourdon.readers.base import Reader, ReaderContext, ReadResult, ReadStats, store_path
 from bourdon.redact import RULES_VERSION, redact_manifest, redact_text
+
+if TYPE_CHECKING:  # the library (and jsonschema under it) loads only when an export writes
+    from bourdon.library import Library, Provenance
 
 PIPELINE_VERSION: Final = "1"
 EROSION_SHARE: Final = 0.5  # a view may not drop more than this share of the reader's rows...
@@ -147,6 +149,10 @@ def export_reader(
     ``force`` exports even when the store looks unchanged and commits what the erosion guard
     would refuse. Raises ``BourdonError`` when the reader fails or the view does not validate.
     """
+    import filelock
+
+    from bourdon.library import Provenance
+
     started = time.perf_counter()
     name = check_agent_id(reader.name, "reader name")
     who = provenance or Provenance(
@@ -154,6 +160,10 @@ def export_reader(
     )
     if dry_run:
         return _export(library, reader, name, ctx, who, dry_run=True, force=force, started=started)
+    if not force:
+        quick = unchanged(library.root, reader, ctx)
+        if quick is not None:
+            return quick
     lock = filelock.FileLock(str(_local(library.root) / f"export-{name}.lock"), thread_local=False)
     try:
         lock.acquire(timeout=wait, poll_interval=0.05)
@@ -193,21 +203,8 @@ def _export(
 
     fingerprint, files, size = store_fingerprint(reader, ctx, store)
     result = ExportResult(name, COMMITTED, store=str(store), store_files=files, store_bytes=size)
-    manifest_file = root / agent_path(name)
-    if (
-        not dry_run
-        and not force
-        and previous.get("fingerprint") == fingerprint
-        and previous.get("outcome") in (COMMITTED, NO_OP, UNCHANGED)
-        and (manifest_file.exists() or not previous.get("rows"))
-    ):
-        result.outcome = UNCHANGED
-        result.reason = "the store has not changed since the last export"
-        result.rows = int(previous.get("rows") or 0)
-        result.drifting = previous.get("drifting")
-        result.version = previous.get("version")
-        _save(root, name, {**previous, "checked_at": now, "outcome": UNCHANGED, "reason": None})
-        return _done(result, started)
+    if not dry_run and not force and _same(root, name, previous, fingerprint):
+        return _done(_skip(root, name, previous, result, now), started)
 
     read = _read(reader, ctx, name, store)
     fresh = _shape(read.manifest, reader, name)
@@ -269,6 +266,50 @@ def _export(
         },
     )
     return _done(result, started)
+
+
+def unchanged(root: Path, reader: Reader, ctx: ReaderContext) -> ExportResult | None:
+    """The quick answer when the store has not changed since the last export, else ``None``.
+
+    Stats the store's files and reads the watermark; reads no store file and needs no library
+    object (nor the git and schema machinery), so a hook with nothing new returns at once.
+    Records the check in the watermark.
+    """
+    started = time.perf_counter()
+    name = check_agent_id(reader.name, "reader name")
+    previous = load_watermark(root, name)
+    if not previous or not previous.get("fingerprint"):
+        return None
+    store = store_path(reader, ctx)
+    if store is None or not store.exists():
+        return None
+    fingerprint, files, size = store_fingerprint(reader, ctx, store)
+    if not _same(root, name, previous, fingerprint):
+        return None
+    result = ExportResult(name, UNCHANGED, store=str(store), store_files=files, store_bytes=size)
+    return _done(_skip(root, name, previous, result, _now()), started)
+
+
+def _same(root: Path, name: str, previous: Mapping[str, Any], fingerprint: str) -> bool:
+    """Whether the last good export saw this very store (and its rows are still there)."""
+    manifest = root / AGENTS_DIR / f"{name}{SUFFIX}"
+    return (
+        previous.get("fingerprint") == fingerprint
+        and previous.get("outcome") in (COMMITTED, NO_OP, UNCHANGED)
+        and (manifest.exists() or not previous.get("rows"))
+    )
+
+
+def _skip(
+    root: Path, name: str, previous: Mapping[str, Any], result: ExportResult, now: str
+) -> ExportResult:
+    result.outcome = UNCHANGED
+    result.reason = "the store has not changed since the last export"
+    result.rows = int(previous.get("rows") or 0)
+    result.drifting = previous.get("drifting")
+    result.version = previous.get("version")
+    _save(root, name, {**previous, "checked_at": now, "outcome": UNCHANGED, "reason": None})
+    return result
 
 
 # -- the steps ------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from bourdon.model import (
     SUFFIX,
     WORKSTREAMS,
     Manifest,
+    Visibility,
     fold,
     row_visibility,
 )
@@ -88,7 +89,7 @@ class SessionRow(NamedTuple):
     key_actions: tuple[str, ...]
     files_touched: tuple[str, ...]
     visibility: int
-    position: int
+    position: int  # how many earlier sessions of this agent share date, cwd and id
 
     @property
     def key(self) -> tuple[str, str, str, str, int]:
@@ -118,8 +119,8 @@ class NoteRow(NamedTuple):
     position: int
 
     @property
-    def key(self) -> tuple[str, str, int]:
-        return (self.date, self.agent, self.position)
+    def key(self) -> tuple[str, str, str, int]:
+        return (self.date, self.agent, self.text[:80], self.position)
 
 
 @dataclass
@@ -185,9 +186,11 @@ class AgentView:
                 _strings(get(row, "key_actions")),
                 _strings(get(row, "files_touched")),
                 vis(row),
-                i,
+                repeat,
             )
-            for i, row in enumerate(_rows(data, SESSIONS))
+            for row, repeat in _numbered(
+                _rows(data, SESSIONS), lambda r: (r.get("date"), r.get("cwd"), r.get("session_id"))
+            )
         ]
         view.workstreams = [
             WorkstreamRow(
@@ -211,11 +214,29 @@ class AgentView:
                 _strings(get(row, "related_entities")),
                 _strings(get(row, "tags")),
                 vis(row),
-                i,
+                repeat,
             )
-            for i, row in enumerate(_rows(data, NOTES))
+            for row, repeat in _numbered(
+                _rows(data, NOTES), lambda r: (r.get("date"), r.get("text"))
+            )
         ]
         return view
+
+
+def _numbered(
+    rows: list[dict[str, Any]], identity: Callable[[dict[str, Any]], object]
+) -> Iterator[tuple[dict[str, Any], int]]:
+    """Each row with how many earlier rows had the same identity (0 for almost every row).
+
+    Pagination keys end with this number, not the row's position: a position would count
+    the rows before it, hidden ones included.
+    """
+    seen: dict[object, int] = {}
+    for row in rows:
+        ident = identity(row)
+        count = seen.get(ident, 0)
+        seen[ident] = count + 1
+        yield row, count
 
 
 def _rows(data: Mapping[str, Any], section: str) -> list[dict[str, Any]]:
@@ -418,6 +439,7 @@ class Index:
         self.notes: list[NoteRow] = []
         self.workstreams: list[WorkstreamRow] = []
         self.entity_rows: list[EntityRow] = []
+        self._recognizers: dict[tuple[int, frozenset[str] | None], Recognizer] = {}
         self.recognizer = Recognizer(())
 
     def _rebuild_lookups(self) -> None:
@@ -450,11 +472,26 @@ class Index:
         self.sessions, self.notes, self.workstreams = sessions, notes, workstreams
         rows = [row for agent_id in sorted(self.agents) for row in self.agents[agent_id].entities]
         self.entity_rows = rows
-        self.recognizer = Recognizer(
-            (i, text, is_alias, row.name)
-            for i, row in enumerate(rows)
-            for text, is_alias in ((row.name, False), *((a, True) for a in row.aliases))
-        )
+        self._recognizers = {}
+        self.recognizer = self.recognizer_for(int(Visibility.TEAM), None)
+
+    def recognizer_for(self, level: int, agents: frozenset[str] | None) -> Recognizer:
+        """Recognition over only the names a caller may see, so hidden names can neither be
+        matched nor change what is matched (a longer hidden name, a typo corrected towards
+        one). Built once per (level, namespaces) and index generation; team is built with
+        the index."""
+        key = (level, agents)
+        found = self._recognizers.get(key)
+        if found is None:
+            rows = self.entity_rows
+            found = Recognizer(
+                (i, text, is_alias, row.name)
+                for i, row in enumerate(rows)
+                if row.visibility <= level and (agents is None or row.agent in agents)
+                for text, is_alias in ((row.name, False), *((a, True) for a in row.aliases))
+            )
+            self._recognizers[key] = found
+        return found
 
     def match(
         self,

@@ -48,7 +48,7 @@ from bourdon.errors import (
     NotFoundError,
 )
 from bourdon.gitrepo import GitRepo, LogEntry
-from bourdon.manifestcache import ManifestCache
+from bourdon.manifestcache import ManifestCache, content_id
 from bourdon.merge import MergeStats, RowChanges, compare, merge, regenerate
 from bourdon.model import (
     AGENT_TYPES,
@@ -687,7 +687,11 @@ class Library:
                 else:
                     _atomic_write(self.root / name, content)
             commit = self._commit(changes, message, head, who)
-            self._remember(self.repo.blob_id(raw), data, after)
+            blob = self.repo.blob_id(raw)
+            self._remember(blob, data, after)
+            # The server's index reloads this file next: give it the parsed form, so it does
+            # not parse and validate again what was just validated.
+            self._disk_cache.put(content_id(raw), data)
             return WriteResult(
                 agent_id,
                 op,

@@ -183,6 +183,8 @@ def _merge_rows(
         key = row_key(section, row)
         at = position.get(key)
         if at is None:
+            if section == WORKSTREAMS and "status" not in row:
+                row["status"] = "active"  # the reference's default, for new workstreams only
             position[key] = len(current)
             fresh.add(len(current))
             current.append(row)

@@ -37,12 +37,30 @@ _MIN_ROOM: Final = 64  # a redacted string may grow up to this length (the short
 _CACHE_SIZE: Final = 50_000
 
 
+class Lazy:
+    """A regular expression compiled on first use: importing this module stays cheap (a hook
+    with nothing new to export never redacts anything)."""
+
+    __slots__ = ("_compiled", "flags", "source")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self.source = source
+        self.flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def rx(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, self.flags)
+        return self._compiled
+
+
 @dataclass(frozen=True)
 class Rule:
     """One way a secret is recognised. ``group`` names the part to replace (default: all)."""
 
     kind: str
-    pattern: re.Pattern[str]
+    pattern: Lazy
     group: str | None = None
     check: Callable[[str], bool] | None = None
 
@@ -100,8 +118,8 @@ def looks_random(token: str, *, hex_ok: bool = True) -> bool:
     return entropy(token) >= threshold
 
 
-def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
+def _rx(pattern: str, flags: int = 0) -> Lazy:
+    return Lazy(pattern, flags)
 
 
 # Boundaries: a key starts where a word cannot continue it, so "desk-lamp" is not "sk-...".
@@ -297,7 +315,7 @@ def redact_manifest(data: Mapping[str, Any]) -> tuple[dict[str, Any], Findings]:
 
 
 def _redact(text: str) -> tuple[str, tuple[str, ...]]:
-    if not text or not _TRIGGER.search(text):
+    if not text or not _TRIGGER.rx.search(text):
         return text, ()
     original = text
     kinds: list[str] = []
@@ -324,7 +342,7 @@ def _apply(rule: Rule, text: str) -> tuple[str, int]:
             value = match.group(rule.group)
             start, end = match.span(rule.group)
             if rule.kind == "secret":
-                hex_ok = _HASH_WORDS.fullmatch(match.group("word")) is None
+                hex_ok = _HASH_WORDS.rx.fullmatch(match.group("word")) is None
                 if not looks_random(value, hex_ok=hex_ok):
                     return match.group(0)
                 value = value.rstrip(".")
@@ -339,16 +357,16 @@ def _apply(rule: Rule, text: str) -> tuple[str, int]:
         whole = match.group(0)
         return whole[: start - offset] + PLACEHOLDER.format(kind=rule.kind) + whole[end - offset :]
 
-    return rule.pattern.sub(replace, text), found
+    return rule.pattern.rx.sub(replace, text), found
 
 
 # Words after which a hex string is a content hash or an id, not a credential.
-_HASH_WORDS = re.compile(
+_HASH_WORDS = Lazy(
     r"(?i)(?:(?:[a-z0-9]+[_-])*(?:cache|sort|partition|primary|foreign|row|idempotency|object|"
     r"lookup|dedup|hash)[_-]?)?key"
 )
 
-_NOT_A_PASSWORD = re.compile(
+_NOT_A_PASSWORD = Lazy(
     r"(?i)(?:none|null|nil|true|false|undefined|required|optional|string|str|\*+|x{3,}|\.{3}|"
     r"<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%\(?\w*\)?s?|\{\{?[^}]*\}?\}|\[redacted:[a-z-]+\].*|"
     r"os\.environ.*|env\(.*|getpass.*|input\(.*|prompt|ask|changeme_placeholder)"
@@ -357,10 +375,10 @@ _NOT_A_PASSWORD = re.compile(
 
 def _placeholder_value(value: str) -> bool:
     """A password "value" that is a reference, a placeholder or a type, not a password."""
-    return bool(_NOT_A_PASSWORD.fullmatch(value.strip("\"'")))
+    return bool(_NOT_A_PASSWORD.rx.fullmatch(value.strip("\"'")))
 
 
-_PLACED = re.compile(r"\[redacted:[a-z-]+\]")
+_PLACED = Lazy(r"\[redacted:[a-z-]+\]")
 
 
 def _fit(text: str, original: int) -> str:
@@ -373,7 +391,7 @@ def _fit(text: str, original: int) -> str:
     if len(text) <= room:
         return text
     cut = room - 1
-    for match in _PLACED.finditer(text):
+    for match in _PLACED.rx.finditer(text):
         if match.start() < cut < match.end():
             cut = match.start()
             break

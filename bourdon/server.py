@@ -101,6 +101,7 @@ class Guard:
         *,
         thread: bool = False,
         turn_start: bool = False,
+        uses_index: bool = True,
     ) -> dict[str, Any]:
         caller = current_caller()
         decision = policy.decide(caller, op, namespace)
@@ -111,7 +112,7 @@ class Guard:
                 raise denied(decision.reason)
             if turn_start:
                 self.index.refresh_if_due()  # no file I/O on most turn-start calls
-            else:
+            elif uses_index:
                 self.index.refresh()
             if thread:
                 outcome = await anyio.to_thread.run_sync(lambda: work(caller, decision))
@@ -502,6 +503,7 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
             agent_id,
             lambda c, d: writes.list_memory_versions(guard.library, agent_id, limit),
             thread=True,
+            uses_index=False,
         )
 
     @tool
@@ -518,6 +520,7 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
                 guard.library, agent_id, digest, seen_level(c)
             ),
             thread=True,
+            uses_index=False,
         )
 
     @tool
@@ -698,7 +701,9 @@ def register_write_tools(server: MCPServer, guard: Guard) -> None:
                 staged=decision.staged,
             )
 
-        return await guard.run("commit_to_federation", agent_id, work, thread=True)
+        return await guard.run(
+            "commit_to_federation", agent_id, work, thread=True, uses_index=False
+        )
 
     @server.tool(annotations=WRITE)
     async def rollback_agent_memory(
@@ -727,6 +732,7 @@ def register_write_tools(server: MCPServer, guard: Guard) -> None:
                 level=seen_level(c),
             ),
             thread=True,
+            uses_index=False,
         )
 
 

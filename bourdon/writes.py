@@ -54,7 +54,9 @@ def build_change(
         if not isinstance(rows, list) or not all(isinstance(r, Mapping) for r in rows):
             raise InputError(f"{section} must be a list of objects")
         if section == WORKSTREAMS:
-            rows = [{"status": "active", **r} if r.get("status") is None else dict(r) for r in rows]
+            # A missing status means "active" for a new workstream (merge fills it in) and
+            # "unchanged" for an existing one.
+            rows = [{k: v for k, v in r.items() if not (k == "status" and v is None)} for r in rows]
         change[section] = rows
     return change
 

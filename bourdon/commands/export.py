@@ -97,11 +97,31 @@ def register(sub: Any) -> None:
 # -- the readers ----------------------------------------------------------------------------
 
 
-def available_readers() -> tuple[dict[str, Reader], list[Broken]]:
-    """Every registered reader, and the plugins that failed to load."""
+def available_readers(only: str | None = None) -> tuple[dict[str, Reader], list[Broken]]:
+    """Every registered reader (or only the one named ``only``), and the plugins that failed."""
     from bourdon.readers import load_readers
 
-    return load_readers()
+    if only is None:
+        return load_readers()
+    # One agent's hook loads one reader, not every reader module.
+    from importlib.metadata import entry_points
+
+    from bourdon.readers import GROUP, Broken
+    from bourdon.readers.base import Reader
+
+    found: dict[str, Reader] = {}
+    broken: list[Broken] = []
+    for ep in entry_points(group=GROUP, name=only):
+        try:
+            reader = ep.load()()
+        except Exception as exc:
+            broken.append(Broken(ep.name, ep.value, f"{type(exc).__name__}: {exc}"))
+            continue
+        if isinstance(reader, Reader):
+            found[ep.name] = reader
+        else:
+            broken.append(Broken(ep.name, ep.value, "does not implement the Reader protocol"))
+    return found, broken
 
 
 def reader_context(store: str | None = None) -> ReaderContext:
@@ -225,14 +245,13 @@ def cmd_readers(args: argparse.Namespace) -> int:
 
 
 def _reader(name: str) -> Reader:
-    readers, broken = available_readers()
+    readers, broken = available_readers(only=name)
     if name in readers:
         return readers[name]
     for b in broken:
         if b.name == name:
             raise BourdonError(f"the {name} reader could not be loaded: {b.error}")
-    known = ", ".join(sorted(readers)) or "none"
-    raise NotFoundError(f"no reader named {name!r} (registered: {known}); see 'bourdon readers'")
+    raise NotFoundError(f"no reader named {name!r}; see 'bourdon readers'")
 
 
 # -- export ---------------------------------------------------------------------------------
@@ -506,8 +525,7 @@ def cmd_hook_export(args: argparse.Namespace) -> int:
 
 
 def _hook_export(args: argparse.Namespace) -> None:
-    from bourdon.export import REFUSED, export_reader
-    from bourdon.library import Provenance
+    from bourdon.export import REFUSED, export_reader, unchanged
 
     if not args.agent:
         raise BourdonError("the hook names no agent: run 'bourdon hooks install AGENT' again")
@@ -520,6 +538,10 @@ def _hook_export(args: argparse.Namespace) -> None:
             "the agent's environment"
         )
     ctx = reader_context()
+    if unchanged(root, reader, ctx) is not None:  # nothing new: no library, git or schema
+        return
+    from bourdon.library import Provenance
+
     session = event.get("session_id") or event.get("conversation_id")
     transcript = event.get("transcript_path")
     who = Provenance(
