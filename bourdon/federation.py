@@ -32,7 +32,6 @@ from bourdon.model import Visibility, check_agent_id
 PEERS_FILE: Final = "peers.yaml"
 RECOGNITION_DEADLINE: Final = 0.2
 DEFAULT_DEADLINE: Final = 5.0
-MAX_PEER_ANSWER: Final = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from typing import Any, Final
 from urllib.parse import parse_qsl, unquote
 
 from bourdon.audit import AuditLog
+from bourdon.errors import BourdonError
 from bourdon.trust import TOKEN_PREFIX, Caller, MemberRegistry
 
 Scope = MutableMapping[str, Any]
@@ -47,6 +48,10 @@ def allowed_hosts(host: str, port: int) -> set[str]:
     names = {host, f"[{host}]" if ":" in host else host}
     if host in ("127.0.0.1", "localhost", "::1"):
         names |= {"127.0.0.1", "localhost", "[::1]"}
+    if host in ("0.0.0.0", "::"):  # every interface: clients use the machine's own names
+        import socket
+
+        names |= {socket.gethostname(), socket.getfqdn(), "127.0.0.1", "localhost", "[::1]"}
     return {f"{name}:{port}" for name in names}
 
 
@@ -87,7 +92,13 @@ class HttpGate:
             self.record(scope, "anonymous", status, message)
             await _respond(send, status, message)
             return
-        member = self.registry.authenticate(_bearer(headers.get("authorization", "")))
+        try:
+            member = self.registry.authenticate(_bearer(headers.get("authorization", "")))
+        except BourdonError as exc:  # an unreadable federation.yaml: the server's fault
+            self.record(scope, "anonymous", 503, f"member registry unreadable: {exc.message}")
+            await _respond(send, 503, "the server cannot read its member registry; "
+                           "its operator must fix federation.yaml")
+            return
         if member is None:
             message = (
                 "send 'Authorization: Bearer <token>' with a member token "
@@ -145,7 +156,10 @@ def _bearer(header: str) -> str | None:
 async def _respond(
     send: Send, status: int, message: str, extra: dict[str, str] | None = None
 ) -> None:
-    body = json.dumps({"error": {"status": status, "message": message}}).encode("utf-8")
+    code = {400: "bad_input", 401: "unauthenticated", 403: "forbidden", 413: "too_large",
+            421: "misdirected", 503: "unavailable"}.get(status, "refused")
+    error = {"code": code, "status": status, "message": message, "retryable": status == 503}
+    body = json.dumps({"error": error}).encode("utf-8")
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     headers += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (extra or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": headers})

@@ -295,6 +295,7 @@ class Index:
         self._lock = threading.Lock()
         self._head_file = str(root / ".git" / "HEAD")
         self._agents_str = str(self.agents_dir)
+        self._marks_str = str(root / ".bourdon" / "watermarks")  # drift verdicts of the export
         self._head_seen: object = None
         self._ref_file = str(self._branch_ref())
         self._clear_lookups()
@@ -339,7 +340,7 @@ class Index:
         or reading the files: this runs before every query and must cost microseconds.
         """
         marker: list[object] = []
-        for path in (self._head_file, self._ref_file, self._agents_str):
+        for path in (self._head_file, self._ref_file, self._agents_str, self._marks_str):
             try:
                 st = os.stat(path)  # noqa: PTH116 - see the docstring
                 marker.append((st.st_ino, st.st_size, st.st_mtime_ns))

@@ -125,7 +125,9 @@ class Guard:
             log.exception("unexpected failure while answering %s", op)
             outcome = error_result(_Internal("bourdon failed to answer; the server log says why"))
             status, detail = 500, "internal error"
-        self.record(caller, op, namespace, decision.allowed and status < 400, status, detail)
+        # "deny" is the policy saying no; a refused argument or a missing agent is an allowed
+        # call that failed, and its status says how.
+        self.record(caller, op, namespace, decision.allowed, status, detail)
         # A tool error is a CallToolResult, which the SDK passes through unchanged although
         # the tools are typed as returning their answer dict (that type drives outputSchema).
         return cast(dict[str, Any], outcome)
@@ -306,9 +308,7 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
             {"name": name},
             local,
             federation_hop,
-            lambda a, answers, level: a.update(
-                matches=merge_matches(a["matches"], answers, "matches", level)
-            ),
+            merge_found,
         )
 
     @tool
@@ -402,11 +402,7 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
             {"since": since, "agent": agent, "limit": limit, "summary": summary},
             local,
             federation_hop,
-            lambda a, answers, level: a.update(
-                sessions=merge_sessions(a["sessions"], answers, "sessions", level)[
-                    : a["meta"]["limit"]
-                ]
-            ),
+            merge_recent_work,
         )
 
     @tool
@@ -605,6 +601,20 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
     async def describe_caller() -> dict[str, Any]:
         """Describe the calling member: identity, tier, grants and what its writes do."""
         return await guard.run("describe_caller", None, lambda c, d: describe(c))
+
+
+def merge_found(answer: dict[str, Any], answers: list[PeerAnswer], level: Visibility) -> None:
+    merged = merge_matches(answer["matches"], answers, "matches", level)
+    answer["matches"] = merged[: reads.MAX_MATCHES]
+    answer["meta"].update(total_matches=len(merged), truncated=len(merged) > reads.MAX_MATCHES)
+
+
+def merge_recent_work(answer: dict[str, Any], answers: list[PeerAnswer], level: Visibility) -> None:
+    # Peer sessions join the first page on top of the local ones: cutting the page back to
+    # `limit` would drop local sessions that next_cursor has already moved past.
+    before = len(answer["sessions"])
+    answer["sessions"] = merge_sessions(answer["sessions"], answers, "sessions", level)
+    answer["meta"]["peer_sessions"] = len(answer["sessions"]) - before
 
 
 def merge_summary(answer: dict[str, Any], answers: list[PeerAnswer], level: Visibility) -> None:

@@ -190,6 +190,8 @@ class MemberRegistry:
     ) -> str:
         """Enrol a member; return its token (the only time it is ever shown)."""
         check_agent_id(member_id, "member id")
+        if member_id == OPERATOR:
+            raise InputError("'operator' names the local user on stdio; pick another member id")
         _check_tier(tier)
         for ns in grants or []:
             check_agent_id(ns, "namespace")
@@ -300,7 +302,7 @@ def _parse(raw: bytes, path: Path) -> dict[str, Member]:
             created=str(row.get("created") or ""),
             rotated=row.get("rotated"),
             revoked=row.get("revoked"),
-            peer=row.get("peer") is True,
+            peer=row.get("peer") in (True, "true"),  # plain YAML scalars load as strings
         )
     return out
 

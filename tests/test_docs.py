@@ -7,7 +7,9 @@ import importlib.util
 import inspect
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +25,9 @@ CLI_MD = DOCS / "cli.md"
 LIBRARY_MD = DOCS / "library.md"
 FORMAT_MD = DOCS / "manifest-format.md"
 ARCHITECTURE_MD = DOCS / "architecture.md"
+MCP_TOOLS_MD = DOCS / "mcp-tools.md"
+SECURITY_MD = DOCS / "security.md"
+FEDERATION_MD = DOCS / "federation.md"
 ALL_DOCS = [README, *sorted(DOCS.glob("*.md"))]
 
 
@@ -98,8 +103,8 @@ def test_every_option_with_a_default_shows_that_default_in_cli_md() -> None:
     for path, parser in COMMANDS:
         for action in parser._actions:
             default = action.default
-            if not action.option_strings or default in (None, False, argparse.SUPPRESS):
-                continue
+            if not action.option_strings or default in (None, False, [], argparse.SUPPRESS):
+                continue  # no default to show (an empty list is "none" for a repeatable option)
             rows = [line for line in doc.splitlines() if line.startswith("|")]
             assert any(
                 word(action.option_strings[0]).search(row) and f"`{default}`" in row for row in rows
@@ -125,6 +130,12 @@ def test_every_error_class_is_in_the_exit_code_table_with_its_code(
         f"docs/cli.md's exit code table has no row '| {cls.exit_code} | `{cls.__name__}` | "
         f"`{cls.code}` | {cls.status} |'"
     )
+
+
+@pytest.mark.parametrize("command", sorted({p[0] for p, _ in COMMANDS if p}))
+def test_every_command_is_in_the_table_at_the_top_of_cli_md(command: str) -> None:
+    table = text(CLI_MD).split("## Global options")[0]
+    assert re.search(rf"^\| \[`bourdon {re.escape(command)}`\]\(#", table, re.M), command
 
 
 @pytest.mark.parametrize("code", [0, 130])
@@ -276,6 +287,173 @@ def test_architecture_md_lists_what_each_low_layer_may_import(module: str) -> No
 )
 def test_architecture_md_describes_every_module(module: str) -> None:
     assert f"`{module}.py`" in text(ARCHITECTURE_MD)
+
+
+# -- docs/mcp-tools.md: every tool and resource the server registers ---------------------------
+
+
+@dataclass(frozen=True)
+class Registered:
+    tools: list[Any]
+    resources: list[str]
+
+
+@pytest.fixture(scope="module")
+def registered(tmp_path_factory: pytest.TempPathFactory) -> Registered:
+    """What ``create_server`` registers, as an MCP client lists it."""
+    import anyio
+    from mcp import Client
+
+    from bourdon.server import create_server
+
+    base = tmp_path_factory.mktemp("server")
+    Library.init(base / "lib").close()
+    server = create_server(base / "lib", watch=False, home=base / "home")
+
+    async def listing() -> Registered:
+        async with Client(server) as client:
+            tools = (await client.list_tools()).tools
+            uris = [str(r.uri) for r in (await client.list_resources()).resources]
+            uris += [
+                r.uri_template for r in (await client.list_resource_templates()).resource_templates
+            ]
+        return Registered(list(tools), uris)
+
+    return anyio.run(listing)
+
+
+def py_type(schema: dict[str, Any]) -> str:
+    """A JSON Schema type as the Python annotation it came from: ``int | None``, ``list[dict]``."""
+    if "anyOf" in schema:
+        return " | ".join(py_type(part) for part in schema["anyOf"])
+    kind = schema.get("type")
+    if kind == "array":
+        return f"list[{py_type(schema['items'])}]" if "items" in schema else "list"
+    names = {"string": "str", "integer": "int", "boolean": "bool", "number": "float"}
+    return names.get(kind, "dict" if kind == "object" else "None")
+
+
+def signature(tool: Any) -> str:
+    """``name(param: type = default, ...) -> dict``, as the server registers the tool."""
+    schema = tool.input_schema
+    required = set(schema.get("required", []))
+    params = []
+    for name, prop in schema.get("properties", {}).items():
+        item = f"{name}: {py_type(prop)}"
+        if name not in required:
+            item += f" = {prop.get('default')!r}"
+        params.append(item)
+    return f"{tool.name}({', '.join(params)}) -> dict"
+
+
+def test_the_server_registers_the_tools_the_docs_are_about(registered: Registered) -> None:
+    names = {t.name for t in registered.tools}
+    assert {"find_entity", "commit_to_federation", "prepare_recognition_context"} <= names
+
+
+def test_every_tool_has_a_section_with_its_exact_signature(registered: Registered) -> None:
+    doc = text(MCP_TOOLS_MD)
+    headings = set(re.findall(r"^### (\w+)$", doc, re.M))
+    missing = [
+        signature(tool)
+        for tool in registered.tools
+        if tool.name not in headings or signature(tool) not in doc
+    ]
+    assert missing == [], "docs/mcp-tools.md lacks a '### name' section with these signatures"
+
+
+def test_every_tool_names_each_of_its_parameters(registered: Registered) -> None:
+    doc = text(MCP_TOOLS_MD)
+    for tool in registered.tools:
+        part = doc.split(f"### {tool.name}\n", 1)[-1].split("\n### ", 1)[0]
+        for param in tool.input_schema.get("properties", {}):
+            assert word(param).search(part), f"{tool.name}: parameter {param} not in its section"
+
+
+def test_the_tool_table_gives_each_tool_its_annotations_and_policy_rule(
+    registered: Registered,
+) -> None:
+    from bourdon.policy import DENY, QUARANTINED_RULES
+
+    doc = text(MCP_TOOLS_MD)
+    for tool in registered.tools:
+        row = re.search(rf"^\| \[`{tool.name}`\]\(#{tool.name}\) \|(.*)$", doc, re.M)
+        assert row, f"no row for {tool.name} in the tool table of docs/mcp-tools.md"
+        hints = tool.annotations
+        wanted = "destructive" if hints.destructive_hint else "read-only"
+        assert hints.read_only_hint == (wanted == "read-only")
+        assert wanted in row.group(1), f"{tool.name} is {wanted}"
+        rule = QUARANTINED_RULES.get(tool.name, DENY)
+        assert f"`{rule}`" in row.group(1), f"{tool.name}: quarantined rule is {rule}"
+
+
+def test_every_resource_is_in_mcp_tools_md(registered: Registered) -> None:
+    assert len(registered.resources) >= 3
+    for uri in registered.resources:
+        assert f"`{uri}`" in text(MCP_TOOLS_MD), uri
+
+
+def test_every_error_status_is_in_the_error_table_of_mcp_tools_md() -> None:
+    part = text(MCP_TOOLS_MD).split("## Errors", 1)[1].split("\n## ", 1)[0]
+    for cls in error_classes():
+        assert re.search(rf"^\| {cls.status} \|", part, re.M), cls.__name__
+
+
+def test_the_tools_that_take_federation_hop_are_the_federated_ones_in_federation_md(
+    registered: Registered,
+) -> None:
+    part = text(FEDERATION_MD).split("### Which tools ask peers", 1)[1].split("\n### ", 1)[0]
+    listed = set(re.findall(r"^\| `(\w+)` \|", part, re.M))
+    hop = {t.name for t in registered.tools if "federation_hop" in t.input_schema["properties"]}
+    assert listed == hop
+
+
+def test_the_turn_start_bounds_in_the_docs_match_the_code() -> None:
+    from bourdon import context, federation
+
+    for doc in (text(FEDERATION_MD), text(MCP_TOOLS_MD)):
+        assert f"{context.MAX_CHARS:,} characters and {context.MAX_LINES} lines" in doc
+    doc = text(FEDERATION_MD)
+    assert f"{federation.DEFAULT_DEADLINE:g} s for the tools" in doc
+    assert f"{federation.RECOGNITION_DEADLINE:g} s for `prepare_recognition_context`" in doc
+
+
+# -- docs/security.md --------------------------------------------------------------------------
+
+
+def policy_rules() -> list[tuple[str, str]]:
+    from bourdon.policy import QUARANTINED_RULES
+
+    return sorted(QUARANTINED_RULES.items())
+
+
+@pytest.mark.parametrize(("op", "rule"), policy_rules(), ids=[op for op, _ in policy_rules()])
+def test_every_policy_rule_is_in_the_table_of_security_md(op: str, rule: str) -> None:
+    assert re.search(rf"^\| `{re.escape(op)}` \| `{rule}` \|", text(SECURITY_MD), re.M), (
+        f"docs/security.md's policy table has no row '| `{op}` | `{rule}` |'"
+    )
+
+
+def test_the_http_door_checks_are_listed_in_the_order_the_code_makes_them() -> None:
+    from bourdon import httpgate
+
+    order = [
+        int(s) for s in re.findall(r"^\d\. .*?-> (\d{3})", httpgate.__doc__ or "", re.M | re.S)
+    ]
+    assert order == [400, 421, 403, 413, 401]
+    part = text(SECURITY_MD).split("## The HTTP door", 1)[1].split("\n## ", 1)[0]
+    items = re.split(r"^\d\. ", part, flags=re.M)[1:]
+    assert [int(re.search(r"\*\*(\d{3})\*\*", item).group(1)) for item in items] == order  # type: ignore[union-attr]
+
+
+def test_security_md_states_the_limits_the_code_enforces() -> None:
+    from bourdon import audit, httpgate, trust
+
+    doc = text(SECURITY_MD)
+    hex_chars = len(trust.new_token()) - len(trust.TOKEN_PREFIX)
+    assert f"`{trust.TOKEN_PREFIX}` followed by {hex_chars} hex characters" in doc
+    assert f"{httpgate.MAX_BODY:,} bytes" in doc
+    assert f"cut to {audit.MAX_DETAIL} characters" in doc
 
 
 # -- every doc ---------------------------------------------------------------------------------

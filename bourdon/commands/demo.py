@@ -137,7 +137,11 @@ def ask_the_server(root: Path) -> None:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "bourdon", "--library", str(root), "serve", "--no-watch"],
-        env={"HOME": str(root.parent), "BOURDON_HOME": str(root.parent / ".bourdon")},
+        # The child's members and audit log go to a throwaway home, never the user's own.
+        env={
+            "HOME": str(root.parent),
+            "BOURDON_HOME": tempfile.mkdtemp(prefix="bourdon-demo-home-"),
+        },
     )
 
     async def talk() -> None:
