@@ -113,7 +113,7 @@ def test_matches_are_ranked_exact_then_alias_then_near_miss(index: Index) -> Non
 def test_an_entity_known_to_more_agents_ranks_first_among_equals(index: Index) -> None:
     # bourdon (agent-a and agent-c) against pydantic (one agent): both exact.
     answer = context.prepare_recognition_context(index, "pydantic or bourdon?")
-    assert [m["name"] for m in answer["matched_entities"]][0] == "bourdon"
+    assert answer["matched_entities"][0]["name"] == "bourdon"
 
 
 def test_prompt_context_is_bounded_and_every_line_is_marked(index: Index) -> None:
