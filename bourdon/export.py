@@ -197,7 +197,7 @@ def _export(
         result = ExportResult(name, MISSING, reason=f"no {name} store ({where})")
         if previous.get("rows"):
             result.drifting = _drift(name, now, f"the store is gone ({where})")
-        if not dry_run:
+        if not dry_run and previous:  # a store never seen here leaves no trace
             _save(root, name, {**previous, **_mark(result, now), "fingerprint": None})
         return _done(result, started)
 

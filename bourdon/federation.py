@@ -225,6 +225,17 @@ def _allowed(row: Mapping[str, Any], level: Visibility) -> bool:
         return False
 
 
+def _list(payload: dict[str, Any] | None, key: str) -> list[Any]:
+    """A peer's list under ``key``; anything else (a hostile or broken peer) is no rows."""
+    value = (payload or {}).get(key)
+    return value if isinstance(value, list) else []
+
+
+def peer_agent_names(answers: list[PeerAnswer]) -> set[str]:
+    """Agent ids peers list (``list_agents``), untagged as the reference says."""
+    return {a for answer in answers for a in _list(answer.payload, "agents") if isinstance(a, str)}
+
+
 def tag(peer: str, agent: object) -> str:
     return f"peer:{peer}:{agent}"
 
@@ -235,15 +246,17 @@ def merge_matches(
     """Entity matches (find_entity, recognition) from peers merged into ``local`` by name."""
     by_name = {str(m.get("name", "")).casefold(): m for m in local}
     for answer in answers:
-        for match in (answer.payload or {}).get(key) or []:
+        for match in _list(answer.payload, key):
             if not isinstance(match, dict) or not _allowed(match, level):
                 continue
-            name = str(match.get("name") or "").strip()
-            if not name:
+            name = match.get("name")
+            if not isinstance(name, str) or not name.strip():
                 continue
+            name = name.strip()
+            listed = match.get("agents") or match.get("source_agents")
             agents = [
                 tag(answer.peer, a)
-                for a in match.get("agents") or match.get("source_agents") or []
+                for a in (listed if isinstance(listed, list) else [])
                 if isinstance(a, str)
             ]
             mine = by_name.get(name.casefold())
@@ -266,7 +279,8 @@ def merge_matches(
             summaries = match.get("summaries")
             if isinstance(summaries, dict) and isinstance(mine.get("summaries"), dict):
                 for agent, text in summaries.items():
-                    mine["summaries"][tag(answer.peer, agent)] = text
+                    if isinstance(text, str):
+                        mine["summaries"][tag(answer.peer, agent)] = text
     return local
 
 
@@ -277,7 +291,7 @@ def merge_sessions(
     seen = {(s.get("agent"), s.get("date"), s.get("cwd"), s.get("session_id")) for s in local}
     out = list(local)
     for answer in answers:
-        for session in (answer.payload or {}).get(key) or []:
+        for session in _list(answer.payload, key):
             if not isinstance(session, dict) or not _allowed(session, level):
                 continue
             tagged = {**session, "agent": tag(answer.peer, session.get("agent"))}

@@ -37,6 +37,7 @@ from bourdon.federation import (
     PeerAnswer,
     merge_matches,
     merge_sessions,
+    peer_agent_names,
     peer_meta,
 )
 from bourdon.httpgate import current_caller
@@ -183,7 +184,15 @@ class Guard:
         ask = {**args, "federation_hop": 1, "access_level": str(level), "include_private": False}
         deadline = self.recognition_deadline if recognition else self.deadline
         answers = await self.federation.ask(tool, ask, deadline)
-        merge(local, answers, level)
+        snapshot = json.loads(json.dumps(local))
+        try:
+            merge(local, answers, level)
+        except Exception:  # a peer answered in a shape no merge expected: keep the local one
+            log.exception("could not merge the peers' answers to %s", tool)
+            local = snapshot
+            for answer in answers:
+                if answer.payload is not None:
+                    answer.error, answer.payload = "answered in an unexpected shape", None
         local.update(peer_meta(answers))
         return local
 
@@ -462,17 +471,7 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
             local,
             federation_hop,
             lambda a, answers, level: a.update(
-                agents=sorted(
-                    {
-                        *a["agents"],
-                        *(
-                            x
-                            for ans in answers
-                            for x in (ans.payload or {}).get("agents") or []
-                            if isinstance(x, str)
-                        ),
-                    }
-                )
+                agents=sorted(set(a["agents"]) | peer_agent_names(answers))
             ),
         )
 

@@ -27,6 +27,9 @@ ALLOWED: dict[str, set[str]] = {
     "trust": {"errors", "model", "yamlio"},
     "audit": set(),
     "policy": {"trust"},
+    "redact": set(),
+    "hookinstall": {"errors"},
+    "export": {"errors", "model", "merge", "library", "readers", "redact"},
 }
 LOW_LAYERS = set(ALLOWED)
 MID_LAYERS = {"index", "trust", "federation", "export", "library"}

@@ -17,7 +17,7 @@ import shutil
 import socket
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from bourdon import output
 from bourdon.cli import home_path, library_path, open_library
@@ -101,27 +101,7 @@ def available_readers(only: str | None = None) -> tuple[dict[str, Reader], list[
     """Every registered reader (or only the one named ``only``), and the plugins that failed."""
     from bourdon.readers import load_readers
 
-    if only is None:
-        return load_readers()
-    # One agent's hook loads one reader, not every reader module.
-    from importlib.metadata import entry_points
-
-    from bourdon.readers import GROUP, Broken
-    from bourdon.readers.base import Reader
-
-    found: dict[str, Reader] = {}
-    broken: list[Broken] = []
-    for ep in entry_points(group=GROUP, name=only):
-        try:
-            reader = ep.load()()
-        except Exception as exc:
-            broken.append(Broken(ep.name, ep.value, f"{type(exc).__name__}: {exc}"))
-            continue
-        if isinstance(reader, Reader):
-            found[ep.name] = reader
-        else:
-            broken.append(Broken(ep.name, ep.value, "does not implement the Reader protocol"))
-    return found, broken
+    return load_readers(only)
 
 
 def reader_context(store: str | None = None) -> ReaderContext:
@@ -214,17 +194,23 @@ def cmd_readers(args: argparse.Namespace) -> int:
             [
                 [
                     e["reader"],
-                    e["store"] if e["present"] else "(not found)",
+                    e["store"] if e["present"] else "(none here)",
                     e["rows"],
                     e["last_export"],
                     e["outcome"],
-                    "ok" if e["health"]["ok"] else "PROBLEM",
+                    "ok" if e["health"]["ok"] else "PROBLEM" if e["present"] else "-",
                 ]
                 for e in entries
             ],
         )
+    absent = [e["reader"] for e in entries if not e["present"]]
+    if absent:
+        print(
+            f"  no store on this machine for {', '.join(absent)} ('bourdon readers --json' says "
+            "where each was looked for, and which variable points at another place)"
+        )
     for e in entries:
-        if not e["health"]["ok"]:
+        if e["present"] and not e["health"]["ok"]:
             fix = f"; fix: {e['health']['fix']}" if e["health"]["fix"] else ""
             print(f"  {e['reader']}: {e['health']['message']}{fix}")
         if e["drifting"]:
@@ -356,13 +342,19 @@ def cmd_export_all(args: argparse.Namespace) -> int:
             [
                 [
                     r["reader"],
-                    r["outcome"],
-                    r.get("rows"),
-                    r.get("added"),
-                    r.get("updated"),
-                    r.get("removed"),
-                    sum((r.get("redacted") or {}).values()) if "redacted" in r else None,
-                    r.get("reason") or "",
+                    "no store" if r["outcome"] == MISSING else r["outcome"],
+                    *(
+                        [None] * 5
+                        if r["outcome"] in (MISSING, "failed")
+                        else [
+                            r.get("rows"),
+                            r.get("added"),
+                            r.get("updated"),
+                            r.get("removed"),
+                            sum((r.get("redacted") or {}).values()),
+                        ]
+                    ),
+                    "" if r["outcome"] in (MISSING, "unchanged") else r.get("reason") or "",
                 ]
                 for r in results
             ],
@@ -570,8 +562,58 @@ def _record(args: argparse.Namespace, what: str, agent: str | None, error: str) 
         record_hook_failure(log, what, agent, error)
 
 
+# Agents that read turn-start context from a hook's JSON answer (Claude Code's format, which
+# Codex and Gemini CLI follow). Cursor's prompt hook cannot add context: it gets nothing.
+_CONTEXT_HOOKS: Final = {"claude-code", "codex", "gemini-cli"}
+
+
 def cmd_hook_user_prompt(args: argparse.Namespace) -> int:
-    """Turn-start context for the agent. Reads the hook JSON; prints nothing yet; exits 0."""
-    with contextlib.suppress(BaseException):
-        _hook_input()
+    """Print what bourdon recognises in the prompt, as the agent's hook expects; always exit 0.
+
+    Reads the hook JSON on stdin (``prompt``, ``cwd``), recognises known entities in-process
+    from the library (no server needed) and prints
+    ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": ...}}``.
+    Prints nothing when nothing is recognised, and records any failure for
+    ``bourdon readers`` instead of breaking the agent's turn.
+    """
+    agent = args.agent or "claude-code"
+    buffer = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buffer):
+            answer = _turn_context(args, _hook_input())
+    except BaseException as exc:  # an agent's turn must never break because of bourdon
+        if not (isinstance(exc, SystemExit) and not exc.code):
+            message = (
+                exc.message if isinstance(exc, BourdonError) else f"{type(exc).__name__}: {exc}"
+            )
+            _record(args, "user-prompt", agent, message)
+        return 0
+    if answer and agent in _CONTEXT_HOOKS:
+        sys.stdout.write(
+            json.dumps(
+                {
+                    "hookSpecificOutput": {
+                        "hookEventName": "UserPromptSubmit",
+                        "additionalContext": answer,
+                    }
+                }
+            )
+            + "\n"
+        )
     return 0
+
+
+def _turn_context(args: argparse.Namespace, event: dict[str, Any]) -> str:
+    from bourdon.context import prepare_recognition_context
+    from bourdon.index import Index
+
+    prompt = event.get("prompt") or event.get("user_prompt") or ""
+    if not isinstance(prompt, str) or not prompt.strip():
+        return ""
+    root = library_path(args)
+    if not _is_library(root):
+        raise BourdonError(f"no library at {root}: create one with 'bourdon init'")
+    index = Index(root.absolute())
+    index.refresh()
+    answer = prepare_recognition_context(index, prompt, "team", False)
+    return str(answer["prompt_context"])

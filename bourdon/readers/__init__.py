@@ -27,11 +27,13 @@ class Broken:
     error: str
 
 
-def load_readers() -> tuple[dict[str, Reader], list[Broken]]:
-    """Every registered reader by name, and the ones that failed to load."""
+def load_readers(only: str | None = None) -> tuple[dict[str, Reader], list[Broken]]:
+    """Every registered reader by name (or only the one named ``only``: a hook loads one
+    reader module, not all), and the ones that failed to load."""
     found: dict[str, Reader] = {}
     broken: list[Broken] = []
-    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+    chosen = entry_points(group=GROUP) if only is None else entry_points(group=GROUP, name=only)
+    for ep in sorted(chosen, key=lambda e: e.name):
         try:
             reader = ep.load()()
         except Exception as exc:
