@@ -203,9 +203,14 @@ class GitRepo:
         return sorted(out)
 
     def log(
-        self, path: str, limit: int | None = None, *, grep: str | None = None
+        self,
+        path: str,
+        limit: int | None = None,
+        *,
+        grep: str | None = None,
+        since: str | None = None,
     ) -> list[LogEntry]:
-        """Commits that touched ``path``, newest first."""
+        """Commits that touched ``path``, newest first (only those after ``since``, if given)."""
         args = ["log", "--no-color", "--format=%x1e%H%x1f%P%x1f%ct%x1f%B"]
         if limit is not None:
             args.append(f"-n{int(limit)}")
@@ -213,7 +218,8 @@ class GitRepo:
             args += ["--fixed-strings", f"--grep={grep}"]
         if self.head() is None:
             return []
-        out = run_git(self.root, *args, self.branch, "--", path).decode("utf-8", "replace")
+        revs = f"{since}..{self.branch}" if since else self.branch
+        out = run_git(self.root, *args, revs, "--", path).decode("utf-8", "replace")
         entries = []
         for record in out.split("\x1e")[1:]:
             commit, parents, when, message = record.split("\x1f", 3)
@@ -328,6 +334,17 @@ class GitRepo:
             os.close(fd)
 
     # -- upkeep --------------------------------------------------------------------------
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        """Is ``older`` in the history of ``newer``?"""
+        done = subprocess.run(
+            ["git", "merge-base", "--is-ancestor", older, newer],
+            cwd=self.root,
+            env=git_env(),
+            capture_output=True,
+            check=False,
+        )
+        return done.returncode == 0
 
     def sync_index(self) -> None:
         """Make git's own index match HEAD, so ``git status`` in the library reads clean."""

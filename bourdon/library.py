@@ -48,7 +48,7 @@ from bourdon.errors import (
     NotFoundError,
 )
 from bourdon.gitrepo import GitRepo, LogEntry
-from bourdon.manifestcache import ManifestCache, content_id
+from bourdon.manifestcache import ManifestCache, content_id, remember_parsed
 from bourdon.merge import MergeStats, RowChanges, compare, merge, regenerate
 from bourdon.model import (
     AGENT_TYPES,
@@ -279,7 +279,9 @@ class Library:
     def history(self, agent_id: str, limit: int | None = 50) -> list[Version]:
         """Every state of the agent's memory, newest first."""
         path = agent_path(agent_id)
-        entries = self.repo.log(path, limit)
+        entries = self._log(path)
+        if limit is not None:
+            entries = entries[: max(0, limit)]
         if not entries and agent_id not in self.agent_ids():
             raise NotFoundError(f"no agent {agent_id!r} in this library; see 'bourdon agents'")
         return [self._version(entry, path) for entry in entries]
@@ -552,6 +554,40 @@ class Library:
 
     # -- internals -----------------------------------------------------------------------
 
+    def _log(self, path: str) -> list[LogEntry]:
+        """Every commit that touched ``path``, newest first, from a local cache kept in step.
+
+        ``git log -- path`` walks the whole history to find a file's versions (90 ms for 50
+        versions among 2,000 commits); the cache under ``.bourdon/history/`` only asks git for
+        the commits made since it was last brought up to date, by any process.
+        """
+        head = self.head()
+        if head is None:
+            return []
+        cache = self._local / "history" / (path.replace("/", "--") + ".json")
+        known: list[LogEntry] = []
+        since = None
+        try:
+            data = json.loads(cache.read_text(encoding="utf-8"))
+            if data.get("head") == head:
+                return [LogEntry(c, tuple(p), t, m) for c, p, t, m in data["entries"]]
+            if self.repo.is_ancestor(data["head"], head):
+                since = data["head"]
+                known = [LogEntry(c, tuple(p), t, m) for c, p, t, m in data["entries"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        entries = self.repo.log(path, None, since=since) + known
+        with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            record = {
+                "head": head,
+                "entries": [[e.commit, list(e.parents), e.time, e.message] for e in entries],
+            }
+            tmp = cache.parent / f".{cache.name}.{os.getpid()}.{threading.get_ident()}.tmp"
+            tmp.write_text(json.dumps(record), encoding="utf-8")
+            os.replace(tmp, cache)
+        return entries
+
     def _needs_reconcile(self) -> bool:
         if (self._local / "intent.json").exists():
             return True
@@ -581,6 +617,7 @@ class Library:
             f"{STAGING}/**/.*.tmp",
             f"{LOCAL}/.*.tmp",
             f"{LOCAL}/cache/**/.*.tmp",
+            f"{LOCAL}/history/.*.tmp",
         ):
             for tmp in self.root.glob(pattern):
                 if not _pid_alive(_temp_pid(tmp.name)):
@@ -689,9 +726,9 @@ class Library:
             commit = self._commit(changes, message, head, who)
             blob = self.repo.blob_id(raw)
             self._remember(blob, data, after)
-            # The server's index reloads this file next: give it the parsed form, so it does
-            # not parse and validate again what was just validated.
-            self._disk_cache.put(content_id(raw), data)
+            # The server's index reloads this file next: hand it the parsed form in memory, so
+            # it does not parse and validate again what was just validated.
+            remember_parsed(content_id(raw), data)
             return WriteResult(
                 agent_id,
                 op,

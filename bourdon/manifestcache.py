@@ -17,10 +17,23 @@ import hashlib
 import json
 import os
 import threading
+from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from bourdon import schema
+
+# Manifests this process validated lately (a write, then the index reloading the same file).
+_RECENT: OrderedDict[str, dict[str, Any]] = OrderedDict()
+_RECENT_SIZE: Final = 64
+
+
+def remember_parsed(key: str, data: dict[str, Any]) -> None:
+    """Keep a manifest this process just validated, for the next reader of the same bytes."""
+    _RECENT[key] = data
+    _RECENT.move_to_end(key)
+    while len(_RECENT) > _RECENT_SIZE:
+        _RECENT.popitem(last=False)
 
 
 def content_id(raw: bytes) -> str:
@@ -50,7 +63,7 @@ class ManifestCache:
     def load(self, raw: bytes, *, what: str, key: str | None = None) -> dict[str, Any]:
         """The validated manifest in ``raw``; raises ``ManifestError``/``SchemaError`` if bad."""
         key = key or content_id(raw)
-        data = self.get(key)
+        data = _RECENT.get(key) or self.get(key)
         if data is None:
             data = dict(schema.load_manifest(raw, what=what).data)
             self.put(key, data)
