@@ -7,7 +7,8 @@ acknowledged commit survives a power cut on honest storage.
 A commit never goes through git's shared index (the first cause of ``index.lock`` failures in
 git-backed tools). bourdon writes the blob, tree and commit objects itself, as loose objects
 (zlib + fsync, the format git documents), and then moves the branch with
-``git update-ref <ref> <new> <old>``, a compare-and-swap: that ref update is the commit point.
+a compare-and-swap on the branch ref (git's lock-file protocol, in-process): that ref update is
+the commit point.
 Writing the objects in-process takes about a millisecond where ``git commit`` takes 15-25 ms.
 
 Objects are read through one long-lived ``git cat-file --batch`` process (well under a
@@ -16,6 +17,7 @@ millisecond per read), guarded by a lock because callers may be on several threa
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import subprocess
@@ -254,16 +256,49 @@ class GitRepo:
         header += f"author {author} {now} +0000\ncommitter {committer} {now} +0000\n\n"
         commit = self._write_object(b"commit", (header + message.rstrip("\n") + "\n").encode())
         self._fsync_dir(self.git_dir / "objects")
-        run_git(
-            self.root,
-            "update-ref",
-            "-m",
-            message.splitlines()[0][:200],
-            self.branch,
-            commit,
-            parent or self._zero,
-        )
+        self._move_branch(parent, commit, committer, now, message.splitlines()[0][:200])
         return commit
+
+    def _move_branch(self, old: str | None, new: str, who: str, when: int, reason: str) -> None:
+        """``git update-ref <branch> <new> <old>``, done the way git does it, in-process.
+
+        Git's own protocol: create ``<ref>.lock`` exclusively (a git process updating the ref
+        at the same moment fails instead of racing), check the ref still holds ``old``, write
+        and fsync the new id, rename the lock over the ref, fsync the folder, then append the
+        reflog lines. Saves a git process on every write.
+        """
+        ref = self.git_dir / self.branch
+        lock = ref.with_name(ref.name + ".lock")
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            raise GitError(
+                f"{lock.name} exists: another git process is updating the branch; try again"
+            ) from None
+        try:
+            try:
+                if (self.head() or None) != old:
+                    raise GitError(
+                        "the branch moved while this commit was being written "
+                        "(compare-and-swap failed); nothing was changed"
+                    )
+                os.write(fd, new.encode("ascii") + b"\n")
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(lock, ref)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                lock.unlink()
+            raise
+        self._fsync_dir(ref.parent)
+        line = f"{old or self._zero} {new} {who} {when} +0000\t{reason}\n".encode()
+        for log in (self.git_dir / "logs" / self.branch, self.git_dir / "logs" / "HEAD"):
+            with contextlib.suppress(OSError):
+                log.parent.mkdir(parents=True, exist_ok=True)
+                with open(log, "ab") as handle:
+                    handle.write(line)
 
     def commit_tree(self, commit: str) -> str:
         found = self.read(f"{commit}^{{tree}}")
