@@ -45,7 +45,6 @@ from bourdon.model import (
     SUFFIX,
     WORKSTREAMS,
     Manifest,
-    Visibility,
     fold,
     row_visibility,
 )
@@ -441,7 +440,6 @@ class Index:
         self.workstreams: list[WorkstreamRow] = []
         self.entity_rows: list[EntityRow] = []
         self._recognizers: dict[tuple[int, frozenset[str] | None], Recognizer] = {}
-        self.recognizer = Recognizer(())
 
     def _rebuild_lookups(self) -> None:
         by_name: dict[str, list[EntityRow]] = defaultdict(list)
@@ -473,8 +471,7 @@ class Index:
         self.sessions, self.notes, self.workstreams = sessions, notes, workstreams
         rows = [row for agent_id in sorted(self.agents) for row in self.agents[agent_id].entities]
         self.entity_rows = rows
-        self._recognizers = {}
-        self.recognizer = self.recognizer_for(int(Visibility.TEAM), None)
+        self._recognizers = {}  # built when first asked for (or warmed by the server)
 
     def recognizer_for(self, level: int, agents: frozenset[str] | None) -> Recognizer:
         """Recognition over only the names a caller may see, so hidden names can neither be
@@ -484,7 +481,7 @@ class Index:
         key = (level, agents)
         found = self._recognizers.get(key)
         if found is None:
-            rows = self.entity_rows
+            rows = self.entity_rows  # one snapshot: a rebuild replaces the list, never edits it
             found = Recognizer(
                 (i, text, is_alias, row.name)
                 for i, row in enumerate(rows)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -264,6 +265,11 @@ def create_server(
         stop = _watch(idx) if watch else (lambda: None)
         if federation is not None:
             federation.warm()  # build the HTTP client (and its TLS context) before any deadline
+        # Build turn-start recognition for the default level while the server waits for its
+        # first calls, so the first prompt of the session does not pay for it.
+        threading.Thread(
+            target=idx.recognizer_for, args=(int(Visibility.TEAM), None), daemon=True
+        ).start()
         try:
             yield {"index": idx}
         finally:

@@ -81,7 +81,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # would otherwise rescan every row) do not pause answers for a hundred milliseconds.
     import gc
 
-    gc.collect()
     gc.freeze()
     state = server_state(server)
     skipped = f", {state[1]} skipped (see warnings)" if state[1] else ""
