@@ -9,13 +9,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_export
 import bench_library
+import bench_recognition
 import bench_server
 import bench_writes
 
 
 def main() -> int:
     docs = []
-    for module in (bench_library, bench_server, bench_writes, bench_export):
+    for module in (bench_library, bench_server, bench_writes, bench_recognition, bench_export):
         print(f"== {module.__name__}")
         docs.append(module.main())
     missed = [d["benchmark"] for d in docs if not d["ok"]]
