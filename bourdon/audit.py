@@ -12,6 +12,7 @@ skips any line that is not a whole JSON object.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -74,6 +75,9 @@ class AuditLog:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
+            # Checking the last byte and appending must be one step among writers, or two of
+            # them each add a separating newline. flock dies with its process: never stale.
+            fcntl.flock(fd, fcntl.LOCK_EX)
             data = (line + "\n").encode("utf-8")
             if not _ends_with_newline(fd):
                 data = b"\n" + data  # never glue a record to a torn one

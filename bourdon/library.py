@@ -710,6 +710,11 @@ class Library:
                     stats,
                     _totals(current),
                 )
+            unchanged = self._blob(path, head) if current is not None and after == before else None
+            if raw is None and unchanged is not None and current is not None:
+                # A forced write that changes nothing (a promote of rows already live) keeps
+                # the file's bytes: it must not make a new version of the agent.
+                raw, data = unchanged[1], current
             if raw is None:
                 data = {**data, "last_updated": _now()}
                 schema.validate(data, trusted=current)
