@@ -165,7 +165,10 @@ class Federation:
         return result.structured_content
 
     def warm(self) -> None:
-        """Create the shared client now, so the first federated call does not pay for it."""
+        """Create the shared client and import the MCP client now: an import inside a
+        deadline would block the event loop past it on the first federated call."""
+        import mcp.client.streamable_http  # noqa: F401
+
         self._http()
 
     def _http(self) -> Any:

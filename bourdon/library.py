@@ -100,6 +100,7 @@ class WriteResult:
     totals: dict[str, int] = field(default_factory=dict)
     created: bool = False
     staged: bool = False
+    previous_version: str | None = None  # HEAD before the write: the state to undo back to
 
     @property
     def no_op(self) -> bool:
@@ -745,6 +746,7 @@ class Library:
                 stats,
                 _totals(data),
                 created=current is None,
+                previous_version=head,
             )
 
     def _commit(

@@ -185,7 +185,7 @@ def rollback_agent_memory(
             "removed": result.stats.total_removed,
         },
         "undo": f"rollback_agent_memory(agent_id={agent_id!r}, "
-        f"version_id={library.history(agent_id, limit=2)[-1].version_id!r})"
+        f"version_id={result.previous_version!r})"
         if not result.no_op
         else None,
     }

@@ -666,8 +666,9 @@ async def test_recognition_with_dead_peers_stays_within_the_deadline_and_leaks_n
     assert errors["refuse"].startswith("ConnectError"), errors
     assert "JSON" in errors["malformed"], errors
     assert p99(times) <= 0.2 + 0.1, f"p99 {p99(times) * 1000:.0f} ms; {REPORT['recognition']}"
-    assert abs(fds_after - fds_before) <= 2, (fds_before, fds_after)
-    assert abs(fds_closed - fds_outside) <= 2, (fds_outside, fds_closed)
+    # No leak: never more descriptors than before (kept-alive warm-up sockets may close).
+    assert fds_after <= fds_before + 2, (fds_before, fds_after)
+    assert fds_closed <= fds_outside + 2, (fds_outside, fds_closed)
     time.sleep(1)  # a call A gave up on may still be finishing at B
     asked = len(b.calls()) - b_before
     # at most once per query (201 with the warm-up), and at least for every answer B gave
@@ -696,7 +697,8 @@ async def test_find_entity_with_dead_peers_stays_within_its_deadline(
     assert p99(times) <= 0.5 + 0.1, f"p99 {p99(times) * 1000:.0f} ms"
     assert all(a["peers_responded"] == 1 and a["peers_timed_out"] == 2 for a in answers)
     assert all(a["matches"][0]["agents"] == ["a-code", "peer:b:b-code"] for a in answers)
-    assert abs(fds_after - fds_before) <= 2, (fds_before, fds_after)
+    # No leak: never more descriptors than before (kept-alive warm-up sockets may close).
+    assert fds_after <= fds_before + 2, (fds_before, fds_after)
 
 
 # -- 3. canaries ----------------------------------------------------------------------------
