@@ -29,7 +29,6 @@ import hashlib
 import json
 import os
 import socket
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from bourdon import merge
+from bourdon.durable import atomic_write
 from bourdon.errors import BourdonError, BusyError, NotFoundError
 from bourdon.model import (
     AGENTS_DIR,
@@ -602,7 +602,7 @@ def _mark(result: ExportResult, now: str) -> dict[str, Any]:
 
 def _save(root: Path, reader: str, data: Mapping[str, Any]) -> None:
     target = watermark_path(root, reader)
-    _atomic_write(target, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    atomic_write(target, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def hook_failures_path(root: Path) -> Path:
@@ -624,7 +624,7 @@ def record_hook_failure(path: Path, what: str, agent: str | None, error: str) ->
             handle.write(json.dumps(entry, ensure_ascii=False) + "\n")
         if path.stat().st_size > _FAILURES_CAP:
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-            _atomic_write(path, ("\n".join(lines[-_KEEP_FAILURES:]) + "\n").encode("utf-8"))
+            atomic_write(path, ("\n".join(lines[-_KEEP_FAILURES:]) + "\n").encode("utf-8"))
     return entry
 
 
@@ -673,13 +673,3 @@ def _done(result: ExportResult, started: float) -> ExportResult:
 
 def _now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp"
-    with open(tmp, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, target)

@@ -39,6 +39,7 @@ import filelock
 
 from bourdon import schema, yamlio
 from bourdon.digest import RowCache, digest, digest8, parse_digest
+from bourdon.durable import atomic_write
 from bourdon.errors import (
     BusyError,
     ConflictError,
@@ -210,7 +211,7 @@ class Library:
         }
         with library._locked():
             for name, data in files.items():
-                _atomic_write(root / name, data)
+                atomic_write(root / name, data)
             repo.commit_files(
                 files,
                 _message("init", "library", "create the library", Provenance(), None),
@@ -638,7 +639,7 @@ class Library:
             aside.parent.mkdir(parents=True, exist_ok=True)
             os.replace(target, aside)
         if want is not None:
-            _atomic_write(target, want)
+            atomic_write(target, want)
         return [f"restored {path} from HEAD (the uncommitted file is in {LOCAL}/recovered/)"]
 
     @contextlib.contextmanager
@@ -728,7 +729,7 @@ class Library:
                     with contextlib.suppress(FileNotFoundError):
                         (self.root / name).unlink()
                 else:
-                    _atomic_write(self.root / name, content)
+                    atomic_write(self.root / name, content)
             commit = self._commit(changes, message, head, who)
             blob = self.repo.blob_id(raw)
             self._remember(blob, data, after)
@@ -765,7 +766,7 @@ class Library:
 
     def _intent(self, changes: Mapping[str, bytes | None], head: str | None) -> None:
         record = json.dumps({"paths": sorted(changes), "head": head, "pid": os.getpid()})
-        _atomic_write(self._local / "intent.json", record.encode("utf-8"))
+        atomic_write(self._local / "intent.json", record.encode("utf-8"))
 
     def _adopt_hand_edit(self, path: str, head: str | None, who: Provenance) -> None:
         """Commit a manifest someone edited by hand before writing over it, so it is not lost."""
@@ -1029,24 +1030,6 @@ def _now() -> str:
 
 def _iso(epoch: int) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` so that readers see the old or the new bytes, never a mix."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, target)
-    dir_fd = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 def _read_pid(path: Path) -> str:

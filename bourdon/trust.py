@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
-import os
 import secrets
 import threading
 from collections.abc import Iterator
@@ -36,6 +35,7 @@ from typing import Any, Final
 import filelock
 
 from bourdon import yamlio
+from bourdon.durable import atomic_write
 from bourdon.errors import InputError, LibraryError, NotFoundError
 from bourdon.model import check_agent_id
 
@@ -267,7 +267,7 @@ class MemberRegistry:
             members = _parse(raw, self.path) if raw else {}
             yield members
             data = {"members": [m.to_dict() for m in sorted(members.values(), key=lambda m: m.id)]}
-            _write_private(self.path, yamlio.dump(data))
+            atomic_write(self.path, yamlio.dump(data), mode=0o600)  # the owner's eyes only
         self._seen = None
 
 
@@ -305,20 +305,3 @@ def _parse(raw: bytes, path: Path) -> dict[str, Member]:
             peer=row.get("peer") in (True, "true"),  # plain YAML scalars load as strings
         )
     return out
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    """Atomic, durable, readable by the owner only."""
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)

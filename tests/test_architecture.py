@@ -23,13 +23,24 @@ ALLOWED: dict[str, set[str]] = {
     "schema": {"errors", "model", "yamlio", "resources"},
     "gitrepo": {"errors"},
     "manifestcache": {"schema", "yamlio", "resources"},
-    "library": {"errors", "model", "yamlio", "schema", "digest", "merge", "gitrepo", "manifestcache"},
-    "trust": {"errors", "model", "yamlio"},
+    "durable": set(),
+    "library": {
+        "errors",
+        "model",
+        "yamlio",
+        "schema",
+        "digest",
+        "merge",
+        "gitrepo",
+        "manifestcache",
+        "durable",
+    },
+    "trust": {"errors", "model", "yamlio", "durable"},
     "audit": set(),
     "policy": {"trust"},
     "redact": set(),
     "hookinstall": {"errors"},
-    "export": {"errors", "model", "merge", "library", "readers", "redact"},
+    "export": {"errors", "model", "merge", "library", "readers", "redact", "durable"},
 }
 LOW_LAYERS = set(ALLOWED)
 MID_LAYERS = {"index", "trust", "federation", "export", "library"}
