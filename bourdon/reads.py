@@ -17,7 +17,7 @@ import json
 import socket
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 from bourdon.errors import InputError, NotFoundError
 from bourdon.index import EntityRow, Index, Match, NoteRow, SessionRow, WorkstreamRow
@@ -302,6 +302,53 @@ def session_dict(row: SessionRow, summary: bool = False) -> dict[str, Any]:
     return out
 
 
+class _Dated(Protocol):
+    @property
+    def agent(self) -> str: ...
+
+    @property
+    def date(self) -> str: ...
+
+    @property
+    def visibility(self) -> int: ...
+
+    @property
+    def key(self) -> tuple[Any, ...]: ...
+
+
+D = TypeVar("D", bound=_Dated)
+
+
+def _dated_page(
+    index: Index,
+    rows: list[D],
+    kind: str,
+    since: str | None,
+    agent: str | None,
+    access: Access,
+    limit: int | None,
+    cursor: str | None,
+) -> tuple[str | None, list[D], str | None, bool, dict[str, Any]]:
+    """One page of dated rows (sessions or notes), newest first, as both list tools serve it:
+    the 14-day default window, the agent filter, keyset cursors. Undated rows never appear in
+    a window."""
+    agent_id = optional_agent(index, agent, access)
+    size = clamp_limit(limit)
+    start, after = window(since, cursor, kind)
+    wanted = (
+        r
+        for r in rows
+        if access.allows(r)
+        and (agent_id is None or r.agent == agent_id)
+        and r.date
+        and (start is None or r.date >= start)
+    )
+    chosen, more = page(wanted, lambda r: r.key, after, size)
+    next_cursor = encode_cursor(kind, chosen[-1].key, start) if more and chosen else None
+    facts = meta(index, access, limit=size, since_applied=start, returned=len(chosen))
+    return agent_id, chosen, next_cursor, more, facts
+
+
 def list_recent_work(
     index: Index,
     since: str | None = None,
@@ -316,19 +363,9 @@ def list_recent_work(
 ) -> dict[str, Any]:
     """A page of sessions across agents (or one), newest first, 14-day default window."""
     access = resolve(access_level, include_private, scope=scope)
-    agent_id = optional_agent(index, agent, access)
-    size = clamp_limit(limit)
-    start, after = window(since, cursor, "sessions")
-    rows = (
-        s
-        for s in index.sessions
-        if access.allows(s)
-        and (agent_id is None or s.agent == agent_id)
-        and s.date
-        and (start is None or s.date >= start)
+    agent_id, chosen, next_cursor, more, facts = _dated_page(
+        index, index.sessions, "sessions", since, agent, access, limit, cursor
     )
-    chosen, more = page(rows, lambda s: s.key, after, size)
-    next_cursor = encode_cursor("sessions", chosen[-1].key, start) if more and chosen else None
     return {
         "since": since,
         "agent": agent_id,
@@ -340,7 +377,7 @@ def list_recent_work(
         "sessions": [session_dict(s, summary) for s in chosen],
         "next_cursor": next_cursor,
         "has_more": more,
-        "meta": meta(index, access, limit=size, since_applied=start, returned=len(chosen)),
+        "meta": facts,
     }
 
 
@@ -357,19 +394,9 @@ def list_notes(
 ) -> dict[str, Any]:
     """A page of freestanding notes, paginated exactly like ``list_recent_work``."""
     access = resolve(access_level, include_private, scope=scope)
-    agent_id = optional_agent(index, agent, access)
-    size = clamp_limit(limit)
-    start, after = window(since, cursor, "notes")
-    rows = (
-        n
-        for n in index.notes
-        if access.allows(n)
-        and (agent_id is None or n.agent == agent_id)
-        and n.date
-        and (start is None or n.date >= start)
+    agent_id, chosen, next_cursor, more, facts = _dated_page(
+        index, index.notes, "notes", since, agent, access, limit, cursor
     )
-    chosen, more = page(rows, lambda n: n.key, after, size)
-    next_cursor = encode_cursor("notes", chosen[-1].key, start) if more and chosen else None
     return {
         "since": since,
         "agent": agent_id,
@@ -380,7 +407,7 @@ def list_notes(
         "notes": [note_dict(n) for n in chosen],
         "next_cursor": next_cursor,
         "has_more": more,
-        "meta": meta(index, access, limit=size, since_applied=start, returned=len(chosen)),
+        "meta": facts,
     }
 
 
