@@ -561,9 +561,12 @@ async def http_client(url: str, token: str) -> AsyncIterator[Client]:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    async with create_mcp_http_client({"Authorization": f"Bearer {token}"}) as hc:
-        async with Client(streamable_http_client(url, http_client=hc)) as client:
-            yield client
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        create_mcp_http_client(headers) as hc,
+        Client(streamable_http_client(url, http_client=hc)) as client,
+    ):
+        yield client
 
 
 async def test_the_server_answers_over_streamable_http(http_server: tuple[str, str]) -> None:

@@ -15,34 +15,20 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bourdon import schema, yamlio
+from bourdon import schema
 from bourdon.library import Library
 from bourdon.readers import load_readers
 from bourdon.readers.base import MAX_LINE, ReaderContext, ReadResult
 from bourdon.readers.claude_code import ClaudeCodeReader, is_private_path
+from bourdon.testing.readercheck import PARIS, check_golden, golden_text, snapshot
 from bourdon.testing.stores.claude_code import write_store
 
-PARIS = ZoneInfo("Europe/Paris")
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "claude-code.yaml"
 READER = ClaudeCodeReader()
 
 
 def read(home: Path, *, tz: Any = PARIS, **kw: Any) -> ReadResult:
     return READER.read(ReaderContext(home=home, tz=tz, **kw))
-
-
-def snapshot(root: Path) -> dict[str, tuple[str, int]]:
-    """Every file under ``root``: its content hash and mtime."""
-    return {
-        str(p.relative_to(root)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
-
-
-def golden_text(result: ReadResult, home: Path) -> str:
-    """The manifest as YAML, with the temporary home written as ``$HOME``."""
-    return yamlio.dump(result.manifest).decode("utf-8").replace(str(home), "$HOME")
 
 
 def session(result: ReadResult, action: str) -> dict[str, Any]:
@@ -76,11 +62,7 @@ def unit(
 
 def test_the_unit_store_reads_as_the_golden_manifest(unit: tuple[Path, ReadResult, Any]) -> None:
     home, result, _ = unit
-    text = golden_text(result, home)
-    if os.environ.get("BOURDON_REGEN_GOLDEN") == "1":
-        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        GOLDEN.write_text(text, encoding="utf-8")
-    assert text == GOLDEN.read_text(encoding="utf-8")
+    check_golden(GOLDEN, golden_text(result, home, "$HOME"))
 
 
 def test_reading_is_deterministic_across_homes_and_reads(
@@ -89,7 +71,7 @@ def test_reading_is_deterministic_across_homes_and_reads(
     home, result, _ = unit
     other = tmp_path / "elsewhere" / "home"
     write_store(other)
-    assert golden_text(read(other), other) == golden_text(result, home)
+    assert golden_text(read(other), other, "$HOME") == golden_text(result, home, "$HOME")
     assert read(home).manifest == result.manifest
 
 

@@ -2,53 +2,24 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
 
 from bourdon import yamlio
 from bourdon.library import Library
 from bourdon.readers import base, load_readers
-from bourdon.readers.base import Reader, ReaderContext, ReadResult, ReadStats
+from bourdon.readers.base import Reader, ReadResult, ReadStats
 from bourdon.readers.cline import ClineReader, task_draft
+from bourdon.testing.readercheck import check_golden, golden_text, reader_context, snapshot
 from bourdon.testing.stores import cline as store
 
-TZ = ZoneInfo("Europe/Paris")
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "cline.yaml"
 
 
-# -- helpers (each reader test file keeps its own) -------------------------------------------
-
-
-def context(home: Path, **kw: Any) -> ReaderContext:
-    return ReaderContext(home=home, env=kw.pop("env", {}), tz=TZ, machine="test-box", **kw)
-
-
-def snapshot(root: Path) -> dict[str, tuple[int, int, str]]:
-    out = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file():
-            info = path.stat()
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            out[str(path.relative_to(root))] = (info.st_size, info.st_mtime_ns, digest)
-    return out
-
-
-def golden_text(result: ReadResult, home: Path) -> str:
-    return yamlio.dump(result.manifest).decode("utf-8").replace(str(home), "~")
-
-
-def check_golden(path: Path, text: str) -> None:
-    if os.environ.get("BOURDON_REGEN_GOLDEN") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"no golden {path.name}; run with BOURDON_REGEN_GOLDEN=1 to write it"
-    assert text == path.read_text(encoding="utf-8"), f"{path.name} differs from the reader output"
+# -- the store, read once -------------------------------------------------------------------
 
 
 def session(result: ReadResult, sid: str) -> dict[str, Any]:
@@ -66,7 +37,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def result(home: Path) -> ReadResult:
-    return ClineReader().read(context(home))
+    return ClineReader().read(reader_context(home))
 
 
 # -- tests --------------------------------------------------------------------------------------
@@ -150,7 +121,7 @@ def test_huge_whole_file_json_is_skipped_with_a_count(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(base, "MAX_JSON_FILE", 1_000_000)  # the 2 MB ui_messages.json
-    result = ClineReader().read(context(home))
+    result = ClineReader().read(reader_context(home))
     assert result.stats.too_large == 1
     assert any("too large" in p for p in result.stats.problems)
     report = session(result, "1773184500000")  # the rest of the task is still read
@@ -193,7 +164,7 @@ def test_task_files_one_by_one(tmp_path: Path) -> None:
 
 def test_the_store_is_never_written(home: Path) -> None:
     before = snapshot(home)
-    ClineReader().read(context(home))
+    ClineReader().read(reader_context(home))
     assert snapshot(home) == before
 
 
@@ -212,19 +183,23 @@ def test_locations_and_overrides(tmp_path: Path, home: Path) -> None:
     reader = ClineReader()
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert not reader.health(context(empty)).ok
-    assert reader.read(context(empty)).manifest["recent_sessions"] == []
-    places = reader.locations(context(empty))
+    assert not reader.health(reader_context(empty)).ok
+    assert reader.read(reader_context(empty)).manifest["recent_sessions"] == []
+    places = reader.locations(reader_context(empty))
     assert empty / ".cline" / "data" in places
     assert (
         empty / ".config" / "Windsurf" / "User" / "globalStorage" / "kilocode.kilo-code" in places
     )
     storage = home / ".config" / "Code" / "User" / "globalStorage"
     only_roo = reader.read(
-        context(empty, env={"BOURDON_CLINE_STORE": str(storage / "rooveterinaryinc.roo-cline")})
+        reader_context(
+            empty, env={"BOURDON_CLINE_STORE": str(storage / "rooveterinaryinc.roo-cline")}
+        )
     )
     assert {t for s in only_roo.manifest["recent_sessions"] for t in s["tags"]} == {"roo-code"}
-    both = reader.read(context(empty, store=storage))  # a folder holding the extension folders
+    both = reader.read(
+        reader_context(empty, store=storage)
+    )  # a folder holding the extension folders
     assert {t for s in both.manifest["recent_sessions"] for t in s["tags"]} == {"cline", "roo-code"}
-    cli = reader.read(context(empty, env={"CLINE_DIR": str(home / ".cline" / "data")}))
+    cli = reader.read(reader_context(empty, env={"CLINE_DIR": str(home / ".cline" / "data")}))
     assert cli.stats.sessions > 0

@@ -16,14 +16,14 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bourdon import schema, yamlio
+from bourdon import schema
 from bourdon.library import Library
 from bourdon.readers import load_readers
 from bourdon.readers.base import ReaderContext, ReadResult
 from bourdon.readers.codex import CodexReader, open_sqlite
+from bourdon.testing.readercheck import PARIS, check_golden, golden_text, snapshot
 from bourdon.testing.stores.codex import SECRET, write_store
 
-PARIS = ZoneInfo("Europe/Paris")
 NEW_YORK = ZoneInfo("America/New_York")
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "codex.yaml"
 READER = CodexReader()
@@ -31,18 +31,6 @@ READER = CodexReader()
 
 def read(home: Path, *, tz: Any = PARIS, **kw: Any) -> ReadResult:
     return READER.read(ReaderContext(home=home, tz=tz, **kw))
-
-
-def snapshot(root: Path) -> dict[str, tuple[str, int]]:
-    return {
-        str(p.relative_to(root)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
-
-
-def golden_text(result: ReadResult, home: Path) -> str:
-    return yamlio.dump(result.manifest).decode("utf-8").replace(str(home), "$HOME")
 
 
 def session(result: ReadResult, action: str) -> dict[str, Any]:
@@ -75,11 +63,7 @@ def unit(
 
 def test_the_unit_store_reads_as_the_golden_manifest(unit: tuple[Path, ReadResult, Any]) -> None:
     home, result, _ = unit
-    text = golden_text(result, home)
-    if os.environ.get("BOURDON_REGEN_GOLDEN") == "1":
-        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        GOLDEN.write_text(text, encoding="utf-8")
-    assert text == GOLDEN.read_text(encoding="utf-8")
+    check_golden(GOLDEN, golden_text(result, home, "$HOME"))
 
 
 def test_reading_is_deterministic_across_homes_and_reads(
@@ -88,7 +72,7 @@ def test_reading_is_deterministic_across_homes_and_reads(
     home, result, _ = unit
     other = tmp_path / "elsewhere" / "home"
     write_store(other)
-    assert golden_text(read(other), other) == golden_text(result, home)
+    assert golden_text(read(other), other, "$HOME") == golden_text(result, home, "$HOME")
     assert read(home).manifest == result.manifest
 
 

@@ -2,57 +2,31 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
 
 from bourdon import yamlio
 from bourdon.library import Library
 from bourdon.readers import load_readers
-from bourdon.readers.base import Reader, ReaderContext, ReadResult, ReadStats
+from bourdon.readers.base import Reader, ReadResult, ReadStats
 from bourdon.readers.copilot import CopilotReader, replay, session_draft
+from bourdon.testing.readercheck import (
+    check_golden,
+    golden_text,
+    reader_context,
+    sessions_by,
+    snapshot,
+)
 from bourdon.testing.stores import copilot as store
 
-TZ = ZoneInfo("Europe/Paris")
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "copilot.yaml"
 
 
-# -- helpers (each reader test file keeps its own) -------------------------------------------
-
-
-def context(home: Path, **kw: Any) -> ReaderContext:
-    return ReaderContext(home=home, env=kw.pop("env", {}), tz=TZ, machine="test-box", **kw)
-
-
-def snapshot(root: Path) -> dict[str, tuple[int, int, str]]:
-    out = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file():
-            info = path.stat()
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            out[str(path.relative_to(root))] = (info.st_size, info.st_mtime_ns, digest)
-    return out
-
-
-def golden_text(result: ReadResult, home: Path) -> str:
-    return yamlio.dump(result.manifest).decode("utf-8").replace(str(home), "~")
-
-
-def check_golden(path: Path, text: str) -> None:
-    if os.environ.get("BOURDON_REGEN_GOLDEN") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"no golden {path.name}; run with BOURDON_REGEN_GOLDEN=1 to write it"
-    assert text == path.read_text(encoding="utf-8"), f"{path.name} differs from the reader output"
-
-
-def sessions_by(result: ReadResult, action: str) -> list[dict[str, Any]]:
-    return [s for s in result.manifest["recent_sessions"] if action in s.get("key_actions", [])]
+# -- the store, read once -------------------------------------------------------------------
 
 
 def log(tmp_path: Path, *entries: Any, tail: bytes = b"") -> Path:
@@ -71,7 +45,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def result(home: Path) -> ReadResult:
-    return CopilotReader().read(context(home))
+    return CopilotReader().read(reader_context(home))
 
 
 # -- the mutation log ---------------------------------------------------------------------------
@@ -290,7 +264,7 @@ def test_visibility_and_memory_notes(result: ReadResult) -> None:
 
 def test_the_store_is_never_written(home: Path) -> None:
     before = snapshot(home)
-    CopilotReader().read(context(home))
+    CopilotReader().read(reader_context(home))
     assert snapshot(home) == before
 
 
@@ -309,16 +283,16 @@ def test_locations_and_overrides(tmp_path: Path, home: Path) -> None:
     reader = CopilotReader()
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert not reader.health(context(empty)).ok
-    assert reader.read(context(empty)).manifest["recent_sessions"] == []
-    places = reader.locations(context(empty))
+    assert not reader.health(reader_context(empty)).ok
+    assert reader.read(reader_context(empty)).manifest["recent_sessions"] == []
+    places = reader.locations(reader_context(empty))
     assert empty / ".vscode-server" / "data" / "User" in places
     assert empty / "Library" / "Application Support" / "Code - Insiders" / "User" in places
     user = home / ".config" / "Code" / "User"
     insiders = home / ".config" / "Code - Insiders" / "User"
-    only = reader.read(context(empty, env={"BOURDON_COPILOT_STORE": str(insiders)}))
+    only = reader.read(reader_context(empty, env={"BOURDON_COPILOT_STORE": str(insiders)}))
     assert only.stats.sessions == 1
     both = reader.read(
-        context(empty, env={"BOURDON_COPILOT_STORE": f"{user}{os.pathsep}{insiders}"})
+        reader_context(empty, env={"BOURDON_COPILOT_STORE": f"{user}{os.pathsep}{insiders}"})
     )
     assert both.stats.sessions == 18

@@ -3,57 +3,31 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
 
 from bourdon import yamlio
 from bourdon.library import Library
 from bourdon.readers import load_readers
-from bourdon.readers.base import Reader, ReaderContext, ReadResult
+from bourdon.readers.base import Reader, ReadResult
 from bourdon.readers.copilot_cli import CopilotCliReader, edit_paths, parse_flat_yaml
+from bourdon.testing.readercheck import (
+    check_golden,
+    golden_text,
+    reader_context,
+    sessions_by,
+    snapshot,
+)
 from bourdon.testing.stores import copilot_cli as store
 
-TZ = ZoneInfo("Europe/Paris")
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "copilot-cli.yaml"
 
 
-# -- helpers (each reader test file keeps its own) -------------------------------------------
-
-
-def context(home: Path, **kw: Any) -> ReaderContext:
-    return ReaderContext(home=home, env=kw.pop("env", {}), tz=TZ, machine="test-box", **kw)
-
-
-def snapshot(root: Path) -> dict[str, tuple[int, int, str]]:
-    out = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file():
-            info = path.stat()
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            out[str(path.relative_to(root))] = (info.st_size, info.st_mtime_ns, digest)
-    return out
-
-
-def golden_text(result: ReadResult, home: Path) -> str:
-    return yamlio.dump(result.manifest).decode("utf-8").replace(str(home), "~")
-
-
-def check_golden(path: Path, text: str) -> None:
-    if os.environ.get("BOURDON_REGEN_GOLDEN") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"no golden {path.name}; run with BOURDON_REGEN_GOLDEN=1 to write it"
-    assert text == path.read_text(encoding="utf-8"), f"{path.name} differs from the reader output"
-
-
-def sessions_by(result: ReadResult, action: str) -> list[dict[str, Any]]:
-    return [s for s in result.manifest["recent_sessions"] if action in s.get("key_actions", [])]
+# -- the store, read once -------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +39,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def result(home: Path) -> ReadResult:
-    return CopilotCliReader().read(context(home))
+    return CopilotCliReader().read(reader_context(home))
 
 
 # -- tests --------------------------------------------------------------------------------------
@@ -146,7 +120,7 @@ def test_the_store_is_never_written(tmp_path: Path) -> None:
     store.write_store(home, seed=5, sessions=3)
     before = snapshot(home)
     assert any(name.endswith("session-store.db-wal") for name in before)
-    CopilotCliReader().read(context(home))
+    CopilotCliReader().read(reader_context(home))
     assert snapshot(home) == before
 
 
@@ -165,15 +139,17 @@ def test_locations_and_overrides(tmp_path: Path) -> None:
     reader = CopilotCliReader()
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert not reader.health(context(empty)).ok
-    assert reader.read(context(empty)).manifest["recent_sessions"] == []
+    assert not reader.health(reader_context(empty)).ok
+    assert reader.read(reader_context(empty)).manifest["recent_sessions"] == []
     moved = store.write_store(tmp_path / "other", sessions=2)
-    assert reader.read(context(empty, env={"COPILOT_HOME": str(moved)})).stats.sessions > 0
+    assert reader.read(reader_context(empty, env={"COPILOT_HOME": str(moved)})).stats.sessions > 0
     assert (
-        reader.read(context(empty, env={"BOURDON_COPILOT_CLI_STORE": str(moved)})).stats.sessions
+        reader.read(
+            reader_context(empty, env={"BOURDON_COPILOT_CLI_STORE": str(moved)})
+        ).stats.sessions
         > 0
     )
-    assert reader.read(context(empty, store=moved)).stats.sessions > 0
+    assert reader.read(reader_context(empty, store=moved)).stats.sessions > 0
 
 
 def test_flat_yaml() -> None:
@@ -267,7 +243,7 @@ def test_live_writer_while_polling_1000_times(tmp_path: Path) -> None:
     )
     try:
         assert writer.stdout is not None and writer.stdout.readline().strip() == "ready"
-        reader, ctx = CopilotCliReader(), context(home)
+        reader, ctx = CopilotCliReader(), reader_context(home)
         seen = 0
         generations: set[str] = set()
         for _ in range(1000):

@@ -4,60 +4,33 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
 
 from bourdon import yamlio
 from bourdon.library import Library
 from bourdon.readers import load_readers
-from bourdon.readers.base import Reader, ReaderContext, ReadResult, ReadStats
+from bourdon.readers.base import Reader, ReadResult, ReadStats
 from bourdon.readers.cursor import CursorReader, uri_path
+from bourdon.testing.readercheck import (
+    check_golden,
+    golden_text,
+    reader_context,
+    sessions_by,
+    snapshot,
+)
 from bourdon.testing.stores import cursor as store
 
-TZ = ZoneInfo("Europe/Paris")
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "cursor.yaml"
 
 
-# -- helpers (each reader test file keeps its own) -------------------------------------------
-
-
-def context(home: Path, **kw: Any) -> ReaderContext:
-    return ReaderContext(home=home, env=kw.pop("env", {}), tz=TZ, machine="test-box", **kw)
-
-
-def snapshot(root: Path) -> dict[str, tuple[int, int, str]]:
-    """Every file under ``root``: size, mtime and content hash."""
-    out = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file():
-            info = path.stat()
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            out[str(path.relative_to(root))] = (info.st_size, info.st_mtime_ns, digest)
-    return out
-
-
-def golden_text(result: ReadResult, home: Path) -> str:
-    return yamlio.dump(result.manifest).decode("utf-8").replace(str(home), "~")
-
-
-def check_golden(path: Path, text: str) -> None:
-    if os.environ.get("BOURDON_REGEN_GOLDEN") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"no golden {path.name}; run with BOURDON_REGEN_GOLDEN=1 to write it"
-    assert text == path.read_text(encoding="utf-8"), f"{path.name} differs from the reader output"
-
-
-def sessions_by(result: ReadResult, action: str) -> list[dict[str, Any]]:
-    return [s for s in result.manifest["recent_sessions"] if action in s.get("key_actions", [])]
+# -- the store, read once -------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +42,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def result(home: Path) -> ReadResult:
-    return CursorReader().read(context(home))
+    return CursorReader().read(reader_context(home))
 
 
 # -- tests --------------------------------------------------------------------------------------
@@ -92,7 +65,7 @@ def test_golden_manifest(home: Path, result: ReadResult) -> None:
 
 
 def test_reading_twice_gives_the_same_view(home: Path, result: ReadResult) -> None:
-    assert CursorReader().read(context(home)).manifest == result.manifest
+    assert CursorReader().read(reader_context(home)).manifest == result.manifest
 
 
 def test_messy_store_is_survived_and_the_rest_read(result: ReadResult, home: Path) -> None:
@@ -186,7 +159,7 @@ def test_credentials_are_never_selected_nor_exported(
         return conn
 
     monkeypatch.setattr(sqlite3, "connect", traced)
-    result = CursorReader().read(context(home))
+    result = CursorReader().read(reader_context(home))
     monkeypatch.undo()
     out = yamlio.dump(result.manifest).decode() + repr(result.stats)
     for secret in (store.ACCESS_TOKEN, store.REFRESH_TOKEN, "dana@example.com"):
@@ -203,7 +176,7 @@ def test_the_store_is_never_written(tmp_path: Path) -> None:
     store.write_store(home, seed=3, sessions=4)
     before = snapshot(home)
     assert any(name.endswith("state.vscdb-wal") for name in before)
-    CursorReader().read(context(home))
+    CursorReader().read(reader_context(home))
     assert snapshot(home) == before  # no byte, no mtime changed, no -wal/-shm created
 
 
@@ -223,21 +196,21 @@ def test_locations_env_override_and_missing_store(tmp_path: Path) -> None:
     reader = CursorReader()
     empty = tmp_path / "empty"
     empty.mkdir()
-    health = reader.health(context(empty))
+    health = reader.health(reader_context(empty))
     assert not health.ok and "BOURDON_CURSOR_STORE" in (health.fix or "")
-    nothing = reader.read(context(empty))
+    nothing = reader.read(reader_context(empty))
     assert nothing.manifest["recent_sessions"] == [] and nothing.stats.sessions == 0
     roaming = tmp_path / "Roaming"
     assert roaming / "Cursor" / "User" in reader.locations(
-        context(empty, env={"APPDATA": str(roaming)})
+        reader_context(empty, env={"APPDATA": str(roaming)})
     )
     mac = empty / "Library" / "Application Support" / "Cursor" / "User"
-    assert mac in reader.locations(context(empty))
+    assert mac in reader.locations(reader_context(empty))
     # The store written elsewhere, pointed at by the environment variable (its parent works).
     user = store.write_store(tmp_path / "elsewhere", sessions=2)
     env = {"BOURDON_CURSOR_STORE": str(user.parent)}
-    assert reader.health(context(empty, env=env)).ok
-    assert reader.read(context(empty, env=env)).stats.sessions > 0
+    assert reader.health(reader_context(empty, env=env)).ok
+    assert reader.read(reader_context(empty, env=env)).stats.sessions > 0
 
 
 def test_uri_paths() -> None:
@@ -308,7 +281,7 @@ def test_live_writer_while_polling_1000_times(tmp_path: Path) -> None:
     )
     try:
         assert writer.stdout is not None and writer.stdout.readline().strip() == "ready"
-        reader, ctx = CursorReader(), context(home)
+        reader, ctx = CursorReader(), reader_context(home)
         seen, started = 0, time.monotonic()
         generations: set[str] = set()
         for _ in range(1000):
@@ -335,6 +308,8 @@ def test_live_writer_while_polling_1000_times(tmp_path: Path) -> None:
 # -- the blocks every reader here shares (cursor.py holds the reference copy) --------------------
 
 READER_MODULES = ("cursor", "copilot", "copilot_cli", "gemini_cli", "cline")
+
+
 def _block(text: str, start: str, end: str) -> str | None:
     if start not in text:
         return None
@@ -379,7 +354,7 @@ def test_assembly_keeps_within_the_schema_limits() -> None:
     notes = [
         mod.NoteDraft("2026-01-02", f"{n} " + "n" * 5000, "p1", "t", "/x") for n in range(1100)
     ]
-    view = mod.assemble("probe", drafts, notes, context(Path("/nonexistent")), ReadStats())
+    view = mod.assemble("probe", drafts, notes, reader_context(Path("/nonexistent")), ReadStats())
     sessions = view["recent_sessions"]
     assert len(sessions) == 500 and sessions[0]["session_id"] == "s500"  # newest kept
     assert all(len(s["key_actions"]) == 10 and len(s["files_touched"]) == 50 for s in sessions)

@@ -2,57 +2,29 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from pathlib import Path
-from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
 
 from bourdon import yamlio
 from bourdon.library import Library
 from bourdon.readers import load_readers
-from bourdon.readers.base import Reader, ReaderContext, ReadResult, ReadStats
+from bourdon.readers.base import Reader, ReadResult, ReadStats
 from bourdon.readers.gemini_cli import GeminiCliReader, replay
+from bourdon.testing.readercheck import (
+    check_golden,
+    golden_text,
+    reader_context,
+    sessions_by,
+    snapshot,
+)
 from bourdon.testing.stores import gemini_cli as store
 
-TZ = ZoneInfo("Europe/Paris")
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "gemini-cli.yaml"
 
 
-# -- helpers (each reader test file keeps its own) -------------------------------------------
-
-
-def context(home: Path, **kw: Any) -> ReaderContext:
-    return ReaderContext(home=home, env=kw.pop("env", {}), tz=TZ, machine="test-box", **kw)
-
-
-def snapshot(root: Path) -> dict[str, tuple[int, int, str]]:
-    out = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file():
-            info = path.stat()
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            out[str(path.relative_to(root))] = (info.st_size, info.st_mtime_ns, digest)
-    return out
-
-
-def golden_text(result: ReadResult, home: Path) -> str:
-    return yamlio.dump(result.manifest).decode("utf-8").replace(str(home), "~")
-
-
-def check_golden(path: Path, text: str) -> None:
-    if os.environ.get("BOURDON_REGEN_GOLDEN") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"no golden {path.name}; run with BOURDON_REGEN_GOLDEN=1 to write it"
-    assert text == path.read_text(encoding="utf-8"), f"{path.name} differs from the reader output"
-
-
-def sessions_by(result: ReadResult, action: str) -> list[dict[str, Any]]:
-    return [s for s in result.manifest["recent_sessions"] if action in s.get("key_actions", [])]
+# -- the store, read once -------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +36,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def result(home: Path) -> ReadResult:
-    return GeminiCliReader().read(context(home))
+    return GeminiCliReader().read(reader_context(home))
 
 
 # -- the recording format -----------------------------------------------------------------------
@@ -200,7 +172,7 @@ def test_visibility_and_secrets(result: ReadResult) -> None:
 
 def test_the_store_is_never_written(home: Path) -> None:
     before = snapshot(home)
-    GeminiCliReader().read(context(home))
+    GeminiCliReader().read(reader_context(home))
     assert snapshot(home) == before
 
 
@@ -219,10 +191,12 @@ def test_locations_and_overrides(tmp_path: Path) -> None:
     reader = GeminiCliReader()
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert not reader.health(context(empty)).ok
-    assert reader.read(context(empty)).manifest["recent_sessions"] == []
+    assert not reader.health(reader_context(empty)).ok
+    assert reader.read(reader_context(empty)).manifest["recent_sessions"] == []
     other = tmp_path / "profile"
     store.write_store(other, sessions=2)
-    assert reader.read(context(empty, env={"GEMINI_CLI_HOME": str(other)})).stats.sessions > 0
+    assert (
+        reader.read(reader_context(empty, env={"GEMINI_CLI_HOME": str(other)})).stats.sessions > 0
+    )
     env = {"BOURDON_GEMINI_CLI_STORE": str(other / ".gemini")}
-    assert reader.health(context(empty, env=env)).ok
+    assert reader.health(reader_context(empty, env=env)).ok

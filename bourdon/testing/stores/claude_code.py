@@ -177,6 +177,7 @@ def encode_cwd(cwd: str) -> str:
 
 def write_repos(home: Path) -> None:
     """Git markers (repositories, a worktree, a clone) and CLAUDE.md files of the fake org."""
+
     def repo(folder: str, url: str | None) -> Path:
         git = home / folder / ".git"
         git.mkdir(parents=True, exist_ok=True)
