@@ -147,7 +147,8 @@ def iter_jsonl(path: Path, stats: ReadStats) -> Iterator[dict[str, Any]]:
 
     Lines that are not JSON objects are skipped and counted; an unterminated last line is
     kept if it parses (Claude Code often leaves one) and counted as a partial tail if not.
-    Invalid UTF-8 is replaced, never fatal. Lines over MAX_LINE are skipped unread.
+    Invalid UTF-8 is replaced, never fatal. Lines over MAX_LINE are skipped unread, and so are
+    lines nested too deep for ``json.loads`` (it raises ``RecursionError`` past ~1,000 levels).
     """
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below; the generator may stop early
@@ -171,7 +172,7 @@ def iter_jsonl(path: Path, stats: ReadStats) -> Iterator[dict[str, Any]]:
                 continue
             try:
                 record = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):
                 if complete:
                     stats.skipped += 1
                 else:
@@ -199,7 +200,7 @@ def load_json(path: Path, stats: ReadStats) -> Any:
     stats.files += 1
     try:
         data = json.loads(raw.decode("utf-8", "replace").lstrip("\ufeff"))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep for json.loads
         stats.skipped += 1
         stats.problem(f"{path.name}: not valid JSON (perhaps being written)")
         return None

@@ -43,7 +43,6 @@ memory-file parsing, row assembly) are shared with the Codex reader.
 from __future__ import annotations
 
 import hashlib
-import json
 import ntpath
 import os
 import posixpath
@@ -57,13 +56,13 @@ from typing import Any, Final
 
 from bourdon.model import fold
 from bourdon.readers.base import (
-    MAX_LINE,
     Health,
     ReaderContext,
     ReadResult,
     ReadStats,
     clean_text,
     default_health,
+    iter_jsonl,
     local_date,
     parse_time,
 )
@@ -267,7 +266,7 @@ class _Scan:
         current = self._session(sid) if sid else None
         if current is not None and main:
             current.main = True
-        for record in iter_records(path, self.stats):
+        for record in iter_jsonl(path, self.stats):
             kind = _kind(record.get("type"))
             if kind not in KNOWN_RECORDS:
                 self._skip(f"record type {kind!r}")
@@ -443,47 +442,6 @@ def _kind(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def iter_records(path: Path, stats: ReadStats) -> Iterator[dict[str, Any]]:
-    """``base.iter_jsonl``, also surviving a line nested too deep for ``json.loads``.
-
-    ``json.loads`` raises ``RecursionError`` (not ``ValueError``) past ~1,000 levels, which
-    ``iter_jsonl`` lets through, ending the read. Same counting rules otherwise.
-    """
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below; the generator may stop early
-    except OSError as exc:
-        stats.problem(f"{path.name}: {exc.strerror}")
-        return
-    stats.files += 1
-    with handle:
-        while True:
-            line = handle.readline(MAX_LINE + 1)
-            if not line:
-                return
-            if len(line) > MAX_LINE:
-                stats.too_large += 1
-                while line and not line.endswith(b"\n"):
-                    line = handle.readline(MAX_LINE)
-                continue
-            complete = line.endswith(b"\n")
-            text = line.decode("utf-8", "replace").strip().lstrip("\ufeff")
-            if not text:
-                continue
-            try:
-                record = json.loads(text)
-            except (ValueError, RecursionError):
-                if complete:
-                    stats.skipped += 1
-                else:
-                    stats.partial_tail += 1
-                continue
-            if isinstance(record, dict):
-                stats.records += 1
-                yield record
-            else:
-                stats.skipped += 1
-
-
 def user_prompt(content: object) -> str:
     """The words a user typed, from a user record's text; ``""`` for harness-made text."""
     if not isinstance(content, str):
@@ -508,7 +466,7 @@ def _history(
     for root in roots:
         if not (root / "history.jsonl").is_file():
             continue
-        for line in iter_records(root / "history.jsonl", stats):
+        for line in iter_jsonl(root / "history.jsonl", stats):
             text = clean_text(line.get("display"))
             when = parse_time(line.get("timestamp"))
             given = line.get("sessionId")

@@ -69,6 +69,7 @@ from bourdon.readers.base import (
     ReadStats,
     clean_text,
     default_health,
+    iter_jsonl,
     local_date,
     parse_time,
 )
@@ -78,7 +79,6 @@ from bourdon.readers.claude_code import (
     absolute_path,
     clean_block,
     is_private_path,
-    iter_records,
     listing,
     memory_bucket,
     normalize_path,
@@ -235,7 +235,7 @@ def _rollout(path: Path, stats: ReadStats) -> _Rollout | None:
     r = _Rollout(SessionFacts(match.group(1) if match else path.stem), path)
     facts = r.facts
     count = 0
-    for record in iter_records(path, stats):
+    for record in iter_jsonl(path, stats):
         count += 1
         kind = _kind(record.get("type"))
         payload = record.get("payload")
@@ -423,7 +423,7 @@ def _from_thread(sid: str, thread: dict[str, Any], name: str | None) -> SessionF
 def _thread_names(path: Path, stats: ReadStats) -> dict[str, str]:
     names: dict[str, str] = {}
     if path.is_file():
-        for line in iter_records(path, stats):
+        for line in iter_jsonl(path, stats):
             name = clean_text(line.get("thread_name"))
             if isinstance(line.get("id"), str) and name:
                 names[line["id"]] = name  # appended on every rename: the last wins
@@ -434,7 +434,7 @@ def _history(path: Path, stats: ReadStats) -> dict[str, SessionFacts]:
     found: dict[str, SessionFacts] = {}
     if not path.is_file():
         return found
-    for line in iter_records(path, stats):
+    for line in iter_jsonl(path, stats):
         sid = line.get("session_id") or line.get("conversation_id")
         text = _prompt(line.get("text"))
         if not isinstance(sid, str) or not sid or not text:
