@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from bourdon.digest import digest8
 from bourdon.errors import InputError
 from bourdon.library import Library, Provenance, WriteResult
 from bourdon.model import ENTITIES, NOTES, SESSIONS, WORKSTREAMS
@@ -74,7 +75,7 @@ def commit_summary(result: WriteResult, library: Library) -> dict[str, Any]:
         "path": result.path,
         "last_updated": result.last_updated,
         "digest": result.digest,
-        "digest8": result.digest[7:15],
+        "digest8": digest8(result.digest),
         "previous_digest": result.previous_digest,
         "version_id": result.version,
         "created": result.created,

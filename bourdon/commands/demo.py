@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bourdon import output
+from bourdon.digest import digest8
 from bourdon.model import ENTITIES, Visibility, fold, row_visibility
 from bourdon.resources import sample_library_path
 
@@ -88,7 +89,7 @@ def tour(root: Path) -> None:
     )
     print(
         f"  +{result.stats.total_added} entity, version {output.short(result.version)}, "
-        f"digest {result.digest[7:15]}"
+        f"digest {digest8(result.digest)}"
     )
 
     step(f"4. History of {agent}, newest first")
@@ -113,9 +114,9 @@ def tour(root: Path) -> None:
         f"  rollback commit {output.short(undone.version)} removed "
         f"{undone.stats.total_removed} row(s)"
     )
-    found = library.explain(agent, result.digest[7:15])
+    found = library.explain(agent, digest8(result.digest))
     print(
-        f"  explain {result.digest[7:15]}: written by {found.version.caller} "
+        f"  explain {digest8(result.digest)}: written by {found.version.caller} "
         f"in session {found.version.session} ({found.version.op})"
     )
     ok, _ = library.fsck()

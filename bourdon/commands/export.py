@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from bourdon import output
 from bourdon.cli import home_path, library_path, open_library
+from bourdon.digest import digest8
 from bourdon.errors import BourdonError, ConflictError, NotFoundError
 
 if TYPE_CHECKING:
@@ -296,7 +297,7 @@ def _print_result(result: ExportResult) -> None:
             f"Exported {name}: +{result.added} added, ~{result.updated} updated, "
             f"-{result.removed} removed ({result.rows} rows from {result.store}{redacted})"
         )
-        print(f"  version {output.short(result.version)}  digest {(result.digest or '')[7:15]}")
+        print(f"  version {output.short(result.version)}  digest {digest8(result.digest or '')}")
         if result.reason:
             print(f"  {result.reason}")
     if result.drifting:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from bourdon import output
 from bourdon.cli import open_library, unified_diff
 from bourdon.commands.writing import report
-from bourdon.digest import digest, parse_digest
+from bourdon.digest import digest, digest8, parse_digest
 from bourdon.errors import ConflictError
 
 if TYPE_CHECKING:
@@ -169,7 +169,7 @@ def cmd_rollback(args: argparse.Namespace) -> int:
         else:
             print(f"Rolling {args.agent} back to {args.version[:12]} would change:")
             print_changes(changes)
-            guard = f" --expected-digest {current[7:15]}" if current else ""
+            guard = f" --expected-digest {digest8(current)}" if current else ""
             print(f"To do it: bourdon rollback {args.agent} {args.version}{guard}")
         return 0
     result = library.rollback(args.agent, args.version, expected_digest=args.expected_digest)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from bourdon import output, yamlio
 from bourdon.cli import open_library
 from bourdon.commands.writing import report
+from bourdon.digest import digest8
 from bourdon.errors import InputError, NotFoundError
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     output.table(
         ["AGENT", "FROM", "ROWS", "STAGED AT", "DIGEST"],
-        [[s.agent_id, s.caller, s.rows, s.staged_at, s.digest[7:15]] for s in staged],
+        [[s.agent_id, s.caller, s.rows, s.staged_at, digest8(s.digest)] for s in staged],
     )
     return 0
 

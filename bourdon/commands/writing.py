@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from bourdon import output, yamlio
 from bourdon.cli import library_path, open_library, read_input
+from bourdon.digest import digest8
 from bourdon.errors import BourdonError, InputError, LibraryError
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ def write_summary(result: WriteResult) -> dict[str, Any]:
         "counts": {k: v for k, v in result.totals.items() if k != "total"},
         "path": result.path,
         "digest": result.digest,
-        "digest8": result.digest[7:15],
+        "digest8": digest8(result.digest),
         "previous_digest": result.previous_digest,
         "version_id": result.version,
         "last_updated": result.last_updated,
@@ -143,9 +144,8 @@ def report(result: WriteResult, as_json: bool) -> None:
         output.print_json(write_summary(result))
         return
     if result.no_op:
-        print(
-            f"No change: {result.agent_id} already holds these rows (digest {result.digest[7:15]})"
-        )
+        short = digest8(result.digest)
+        print(f"No change: {result.agent_id} already holds these rows (digest {short})")
         return
     verb = {
         "merge": "Merged into",
@@ -159,4 +159,4 @@ def report(result: WriteResult, as_json: bool) -> None:
         f"{verb} {result.agent_id}: +{s.total_added} added, ~{s.total_updated} updated, "
         f"-{s.total_removed} removed ({result.totals.get('total', 0)} rows in all)"
     )
-    print(f"  version {output.short(result.version)}  digest {result.digest[7:15]}")
+    print(f"  version {output.short(result.version)}  digest {digest8(result.digest)}")

@@ -73,7 +73,7 @@ from bourdon.readers.base import (
     project_name,
 )
 from bourdon.readers.files import (
-    _children,
+    children,
     editor_user_dirs,
     front_matter,
     path_argument,
@@ -164,7 +164,7 @@ def _read_root(root: Path, fork: str, stats: ReadStats) -> list[Draft]:
         if isinstance(item, dict) and isinstance(item.get("id"), (str, int)):
             history[str(item["id"])] = item
     drafts: dict[str, Draft] = {}
-    for folder in _children(root / "tasks"):
+    for folder in children(root / "tasks"):
         if folder.is_dir():
             drafts[folder.name] = task_draft(folder, history.get(folder.name), fork, stats)
     for task_id, item in history.items():

@@ -76,7 +76,7 @@ from bourdon.readers.base import (
     project_name,
 )
 from bourdon.readers.files import (
-    _children,
+    children,
     editor_user_dirs,
     patch_files,
     path_argument,
@@ -153,7 +153,7 @@ def _read_user_dir(
     drafts: list[Draft] = []
     notes: list[NoteDraft] = []
     places: list[tuple[Path, str | None]] = []
-    for ws in _children(root / "workspaceStorage"):
+    for ws in children(root / "workspaceStorage"):
         if not ws.is_dir():
             continue
         folder = None
@@ -166,7 +166,7 @@ def _read_user_dir(
     for place, folder in places:
         sessions = place if place.name == "emptyWindowChatSessions" else place / "chatSessions"
         titles: dict[str, str] = {}
-        if (place / "state.vscdb").is_file() and _children(sessions):  # most have no chats
+        if (place / "state.vscdb").is_file() and children(sessions):  # most have no chats
             titles = _titles(place / "state.vscdb", stats)
         drafts += _sessions(sessions, place / "chatEditingSessions", folder, titles, stats)
         notes += _memories(
@@ -208,7 +208,7 @@ def _sessions(
     folder: Path, editing: Path, cwd: str | None, titles: dict[str, str], stats: ReadStats
 ) -> list[Draft]:
     states: dict[str, dict[str, Any]] = {}
-    for path in _children(folder):
+    for path in children(folder):
         if path.suffix not in (".json", ".jsonl") or not path.is_file():
             continue
         state = replay(path, stats) if path.suffix == ".jsonl" else load_json(path, stats)

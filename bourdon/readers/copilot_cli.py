@@ -67,7 +67,7 @@ from bourdon.readers.base import (
     project_name,
     store_path,
 )
-from bourdon.readers.files import _children, patch_files, path_argument, read_memory_file
+from bourdon.readers.files import children, patch_files, path_argument, read_memory_file
 from bourdon.readers.sqlite import _tables, read_sqlite
 
 NAME: Final = "copilot-cli"
@@ -142,7 +142,7 @@ class CopilotCliReader:
         root = store_path(self, ctx)
         if root is not None and root.is_dir():
             prompted: set[str] = set()
-            for folder in _children(root / "session-state"):
+            for folder in children(root / "session-state"):
                 found = _session_folder(folder, stats) if folder.is_dir() else None
                 if found is not None:
                     draft, had_prompts = found

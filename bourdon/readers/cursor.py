@@ -75,7 +75,7 @@ from bourdon.readers.base import (
     store_path,
 )
 from bourdon.readers.files import (
-    _children,
+    children,
     editor_user_dirs,
     front_matter,
     path_argument,
@@ -152,7 +152,7 @@ class _Workspace:
 
 def _workspaces(folder: Path, stats: ReadStats) -> list[_Workspace]:
     found: list[_Workspace] = []
-    for entry in _children(folder):
+    for entry in children(folder):
         if not entry.is_dir():
             continue
         ws = _Workspace(entry.name)

@@ -117,7 +117,8 @@ def front_matter(text: str) -> tuple[dict[str, str], str]:
     return {}, text.strip()
 
 
-def _children(folder: Path) -> list[Path]:
+def children(folder: Path) -> list[Path]:
+    """The entries of ``folder``, sorted; none when it is missing or unreadable."""
     try:
         return sorted(folder.iterdir())
     except OSError:

@@ -71,7 +71,7 @@ from bourdon.readers.base import (
     project_name,
     store_path,
 )
-from bourdon.readers.files import _children, path_argument, read_memory_file
+from bourdon.readers.files import children, path_argument, read_memory_file
 
 NAME: Final = "gemini-cli"
 EDIT_TOOLS: Final = frozenset({"write_file", "replace", "edit", "smart_edit"})
@@ -160,11 +160,11 @@ def _legacy(data: object) -> _Recording | None:
 def _recordings(chats: Path, stats: ReadStats) -> list[_Recording]:
     found: list[_Recording] = []
     subagents: list[_Recording] = []  # after the main chats, so the parent's own edits lead
-    for path in _children(chats):
+    for path in children(chats):
         if _DECOY.search(path.name):
             continue
         if path.is_dir():  # chats/<parentSessionId>/<id>.jsonl: subagents
-            for child in _children(path):
+            for child in children(path):
                 if child.suffix == ".jsonl" and not _DECOY.search(child.name):
                     sub = replay(child, stats)
                     if sub is not None:
@@ -194,7 +194,7 @@ def _projects(root: Path, stats: ReadStats) -> list[Draft]:
     for path, slug in projects.items() if isinstance(projects, dict) else ():
         if isinstance(path, str) and isinstance(slug, str):
             by_slug[slug] = path
-    folders = [d for d in _children(root / "tmp") if d.is_dir() and d.name != "bin"]
+    folders = [d for d in children(root / "tmp") if d.is_dir() and d.name != "bin"]
     for folder in folders:
         marker, _ = read_memory_file(folder / ".project_root", stats)
         if marker.strip():
@@ -284,7 +284,7 @@ def _logs(drafts: dict[str, Draft], path: Path, place: str | None, stats: ReadSt
 def _global_memory(root: Path, ctx: ReaderContext, stats: ReadStats) -> list[NoteDraft]:
     notes = _gemini_md(root / "GEMINI.md", None, ctx, stats)
     notes += _memory_file(root / "memory.md", None, ctx, stats)
-    for folder in _children(root / "tmp"):
+    for folder in children(root / "tmp"):
         memory = folder / "memory"
         if memory.is_dir():
             marker, _ = read_memory_file(folder / ".project_root", stats)
