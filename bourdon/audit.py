@@ -72,8 +72,7 @@ class AuditLog:
             _scrub(" ".join(detail.split())[:MAX_DETAIL]),
         )
         line = json.dumps(record.to_dict(), ensure_ascii=False, separators=(",", ":"))
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = self._open()
         try:
             # Checking the last byte and appending must be one step among writers, or two of
             # them each add a separating newline. flock dies with its process: never stale.
@@ -84,6 +83,15 @@ class AuditLog:
             os.write(fd, data)
         finally:
             os.close(fd)
+
+    def _open(self) -> int:
+        """The log for appending; its folder is made only when missing (not on every call)."""
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT
+        try:
+            return os.open(self.path, flags, 0o600)
+        except FileNotFoundError:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            return os.open(self.path, flags, 0o600)
 
     def records(self) -> Iterator[AuditRecord]:
         """Every whole record, oldest first; torn or foreign lines are skipped."""

@@ -16,6 +16,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -472,3 +473,13 @@ async def test_no_token_material_ever_reaches_the_log(tmp_path: Path) -> None:
     anonymous = [r for r in records if r.caller == "anonymous"]
     assert sorted(r.status for r in anonymous) == [400, 401, 401]
     assert all(r.decision == "deny" for r in anonymous)
+
+
+def test_the_log_and_its_folder_are_made_when_missing_even_after_removal(tmp_path: Path) -> None:
+    home = tmp_path / "nested" / "bourdon-home"
+    log = AuditLog(home)
+    append(log, 1)
+    assert (home / AUDIT_FILE).stat().st_mode & 0o777 == 0o600
+    shutil.rmtree(tmp_path / "nested")  # someone clears the folder under a running server
+    append(log, 2)
+    assert [r.detail for r in log.records()] == ["record 2"]
