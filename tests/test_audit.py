@@ -18,7 +18,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -36,6 +35,7 @@ from bourdon import httpgate
 from bourdon.audit import AUDIT_FILE, AuditLog
 from bourdon.library import Library
 from bourdon.server import create_server
+from bourdon.testing.serving import free_port, stop_process, wait_for_port
 from bourdon.trust import Caller, MemberRegistry
 
 FIELDS = {"time", "caller", "tier", "transport", "op", "namespace", "decision", "status", "detail"}
@@ -341,12 +341,6 @@ def test_an_empty_or_missing_log_reads_as_nothing(tmp_path: Path) -> None:
 # -- no token material -------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def http_server(root: Path, home: Path) -> Iterator[str]:
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")}
@@ -370,25 +364,10 @@ def http_server(root: Path, home: Path) -> Iterator[str]:
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                raise AssertionError(proc.stderr.read().decode() if proc.stderr else "exited")
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert time.monotonic() < deadline, "the HTTP server did not start"
-            time.sleep(0.05)
+        wait_for_port(proc, port)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        if proc.stderr:
-            proc.stderr.close()
+        stop_process(proc)
 
 
 def post(url: str, token: str) -> tuple[int, str]:

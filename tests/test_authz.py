@@ -21,12 +21,9 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import os
 import secrets
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -41,6 +38,7 @@ from bourdon import yamlio
 from bourdon.audit import AuditLog
 from bourdon.library import Library, Provenance
 from bourdon.server import create_server
+from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
 from bourdon.trust import MemberRegistry
 
 pytestmark = pytest.mark.anyio
@@ -202,18 +200,6 @@ def build_library(root: Path) -> dict[str, str]:
 # -- the server ----------------------------------------------------------------------------
 
 
-def child_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")}
-    env.update(HOME=str(home), BOURDON_HOME=str(home / ".bourdon"))
-    return env
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @dataclass
 class Served:
     root: Path
@@ -229,15 +215,9 @@ class Served:
         return f"http://127.0.0.1:{self.port}/mcp"
 
     def stop(self) -> None:
-        if self.proc is None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-        self.proc = None
+        if self.proc is not None:
+            stop_process(self.proc)
+            self.proc = None
 
 
 @pytest.fixture(scope="module")
@@ -265,14 +245,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             env=child_env(user), stdout=o, stderr=e, stdin=subprocess.DEVNULL,
         )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert server.proc.poll() is None, err.read_text(errors="replace")
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", server.port)) == 0:
-                    break
-            assert time.monotonic() < deadline, "the server did not start within 30 s"
-            time.sleep(0.05)
+        wait_for_port(server.proc, server.port, log=err)
         yield server
     finally:
         server.stop()

@@ -16,11 +16,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,22 +29,11 @@ import pytest
 from bourdon import yamlio
 from bourdon.httpgate import MAX_BODY
 from bourdon.library import Library, Provenance
+from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
 from bourdon.trust import MemberRegistry
 
 TIMEOUT = 15.0  # seconds, for any one request
 MEMBER, OTHER, REVOKED, PATHPROBE = "laptop", "other-box", "old-box", "path-probe"
-
-
-def child_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")}
-    env.update(HOME=str(home), BOURDON_HOME=str(home / ".bourdon"))
-    return env
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def tiny_library(root: Path) -> None:
@@ -114,15 +101,9 @@ class Served:
         return f"127.0.0.1:{self.port}"
 
     def stop(self) -> None:
-        if self.proc is None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-        self.proc = None
+        if self.proc is not None:
+            stop_process(self.proc)
+            self.proc = None
 
     def send(self, head: bytes, body: bytes | list[bytes] = b"") -> Reply:
         """Send one request (``body`` a list: chunked) on a fresh connection and read the reply."""
@@ -213,14 +194,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             env=child_env(user), stdout=o, stderr=e, stdin=subprocess.DEVNULL,
         )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert server.proc.poll() is None, err.read_text(errors="replace")
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", server.port)) == 0:
-                    break
-            assert time.monotonic() < deadline, "the server did not start within 30 s"
-            time.sleep(0.05)
+        wait_for_port(server.proc, server.port, log=err)
         yield server
     finally:
         server.stop()

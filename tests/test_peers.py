@@ -40,6 +40,7 @@ from bourdon.federation import Peer, PeerList
 from bourdon.library import Library, Provenance
 from bourdon.server import create_server
 from bourdon.testing import manifest
+from bourdon.testing.serving import free_port, stop_process
 from bourdon.trust import MemberRegistry
 
 pytestmark = pytest.mark.anyio
@@ -139,12 +140,6 @@ def write_library(x: str, root: Path) -> Path:
 # -- real servers in subprocesses ---------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def base_env(user: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")}
     env.update(HOME=str(user), BOURDON_HOME=str(user / ".bourdon"))
@@ -198,15 +193,9 @@ class Node:
             return s.connect_ex(("127.0.0.1", self.port)) == 0
 
     def stop(self) -> None:
-        if self.proc is None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-        self.proc = None
+        if self.proc is not None:
+            stop_process(self.proc)
+            self.proc = None
 
 
 def make_nodes(base: Path, names: str, prefix: str) -> dict[str, Node]:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +18,7 @@ from bourdon.index import Index
 from bourdon.library import Library, Provenance
 from bourdon.server import create_server
 from bourdon.testing import make_library, manifest
+from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
 
 pytestmark = pytest.mark.anyio
 
@@ -496,12 +495,6 @@ def _dump(data: dict[str, Any]) -> bytes:
 # -- transports --------------------------------------------------------------------------
 
 
-def child_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")}
-    env.update(HOME=str(home), BOURDON_HOME=str(home / ".bourdon"))
-    return env
-
-
 async def test_the_server_answers_over_stdio(sample_root: Path, tmp_path: Path) -> None:
     params = StdioServerParameters(
         command=sys.executable,
@@ -514,12 +507,6 @@ async def test_the_server_answers_over_stdio(sample_root: Path, tmp_path: Path) 
         assert answer["matches"][0]["name"] == "bourdon"
         error = await fail(c, "find_entity", name="")
         assert error["status"] == 400
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -535,24 +522,10 @@ def http_server(sample_root: Path, tmp_path: Path) -> Iterator[tuple[str, str]]:
         env=child_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise AssertionError(proc.stderr.read().decode() if proc.stderr else "exited")
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
+        wait_for_port(proc, port)
         yield f"http://127.0.0.1:{port}/mcp", token
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        for stream in (proc.stdout, proc.stderr):
-            if stream:
-                stream.close()
+        stop_process(proc)
 
 
 @contextlib.asynccontextmanager

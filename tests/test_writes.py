@@ -9,7 +9,6 @@ Nothing is mocked: real git, temporary folders. Figures are printed; run with ``
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from bourdon.digest import digest
 from bourdon.gitrepo import git_env
 from bourdon.library import Library
 from bourdon.server import create_server
+from bourdon.testing.serving import child_env
 
 pytestmark = pytest.mark.anyio
 
@@ -146,12 +146,6 @@ def live_digest(root: Path, agent: str) -> str | None:
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def child_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")}
-    env.update(HOME=str(home), BOURDON_HOME=str(home / ".bourdon"))
-    return env
 
 
 def stdio(root: Path, home: Path) -> StdioServerParameters:
