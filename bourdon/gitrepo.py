@@ -56,20 +56,39 @@ def git_env() -> dict[str, str]:
     return env
 
 
-def run_git(cwd: Path, *args: str, stdin: bytes | None = None, check: bool = True) -> bytes:
-    """Run one git command in ``cwd``; return stdout or raise ``GitError`` with git's words."""
+def run_git(
+    cwd: Path,
+    *args: str,
+    stdin: bytes | None = None,
+    check: bool = True,
+    network: bool = False,
+    timeout: float | None = None,
+) -> bytes:
+    """Run one git command in ``cwd``; return stdout or raise ``GitError`` with git's words.
+
+    ``network`` commands (fetch, push) also read the user's global git configuration, where
+    credential helpers, ssh settings and ``insteadOf`` rewrites live; they never prompt, and
+    give up after ``timeout`` seconds.
+    """
     command = ["git", *(part for item in _CONFIG for part in ("-c", item)), *args]
+    env = git_env()
+    if network:
+        del env["GIT_CONFIG_GLOBAL"]
+        env["GIT_SSH_COMMAND"] = os.environ.get("GIT_SSH_COMMAND") or "ssh -o BatchMode=yes"
     try:
         done = subprocess.run(
             command,
             cwd=cwd,
-            env=git_env(),
+            env=env,
             input=stdin,
             capture_output=True,
             check=False,
+            timeout=timeout,
         )
     except FileNotFoundError:
         raise LibraryError("bourdon needs git on PATH; install git and try again") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {args[0]} gave no answer within {timeout:g} s") from None
     if check and done.returncode != 0:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(
@@ -123,9 +142,13 @@ class GitRepo:
         Read from the ref file (or ``packed-refs``) directly: this runs on every write and
         every freshness check, and a git process would cost a few milliseconds each time.
         """
+        return self.read_ref(self.branch)
+
+    def read_ref(self, ref: str) -> str | None:
+        """The id a full ref name (``refs/...``) holds, read from its file or ``packed-refs``."""
         try:
-            return (self.git_dir / self.branch).read_text(encoding="ascii").strip() or None
-        except FileNotFoundError:
+            return (self.git_dir / ref).read_text(encoding="ascii").strip() or None
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             pass
         try:
             packed = (self.git_dir / "packed-refs").read_text(encoding="utf-8")
@@ -133,7 +156,7 @@ class GitRepo:
             return None
         for line in packed.splitlines():
             oid, _, name = line.partition(" ")
-            if name == self.branch:
+            if name == ref:
                 return oid
         return None
 
@@ -213,7 +236,9 @@ class GitRepo:
         since: str | None = None,
     ) -> list[LogEntry]:
         """Commits that touched ``path``, newest first (only those after ``since``, if given)."""
-        args = ["log", "--no-color", "--format=%x1e%H%x1f%P%x1f%ct%x1f%B"]
+        # First parent only: a sync's integration commit has the remote's published state as
+        # its second parent, and the versions of an agent are this library's own states.
+        args = ["log", "--first-parent", "--no-color", "--format=%x1e%H%x1f%P%x1f%ct%x1f%B"]
         if limit is not None:
             args.append(f"-n{int(limit)}")
         if grep:
@@ -238,26 +263,49 @@ class GitRepo:
         parent: str | None,
         author: str,
         committer: str,
+        merged: str | None = None,
     ) -> str:
         """Commit ``path -> bytes`` (``None`` deletes) on top of ``parent``; return the commit.
 
         The branch moves only if it still points at ``parent`` (compare-and-swap); otherwise a
-        ``GitError`` says that somebody else moved it.
+        ``GitError`` says that somebody else moved it. ``merged`` is a second parent: the
+        commit whose changes this one integrates.
         """
-        tree = self.commit_tree(parent) if parent else None
+        commit, now = self.write_commit(
+            changes, message, parent=parent, author=author, committer=committer, merged=merged
+        )
+        self._move_branch(parent, commit, committer, now, message.splitlines()[0][:200])
+        return commit
+
+    def write_commit(
+        self,
+        changes: Mapping[str, bytes | None],
+        message: str,
+        *,
+        parent: str | None,
+        author: str,
+        committer: str,
+        merged: str | None = None,
+        base_tree: str | None = None,
+    ) -> tuple[str, int]:
+        """Write a commit object (no ref moves); return it and its time.
+
+        Its tree is ``base_tree`` (else ``parent``'s tree, else empty) with ``changes`` applied.
+        """
+        tree = base_tree or (self.commit_tree(parent) if parent else None)
         nested: dict[tuple[str, ...], bytes | None] = {
             tuple(path.split("/")): data for path, data in changes.items()
         }
         new_tree = self._write_tree(tree, nested) or self._write_object(b"tree", b"")
         now = int(time.time())
         header = f"tree {new_tree}\n"
-        if parent:
-            header += f"parent {parent}\n"
+        for each in (parent, merged):
+            if each:
+                header += f"parent {each}\n"
         header += f"author {author} {now} +0000\ncommitter {committer} {now} +0000\n\n"
         commit = self._write_object(b"commit", (header + message.rstrip("\n") + "\n").encode())
         self._fsync_dir(self.git_dir / "objects")
-        self._move_branch(parent, commit, committer, now, message.splitlines()[0][:200])
-        return commit
+        return commit, now
 
     def _move_branch(self, old: str | None, new: str, who: str, when: int, reason: str) -> None:
         """``git update-ref <branch> <new> <old>``, done the way git does it, in-process.
@@ -367,6 +415,107 @@ class GitRepo:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+    # -- refs and remotes ----------------------------------------------------------------
+
+    def resolve_ref(self, ref: str) -> str | None:
+        """The commit a ref names, or ``None`` if there is no such ref."""
+        out = run_git(self.root, "rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False)
+        return out.decode().strip() or None
+
+    def set_ref(self, ref: str, commit: str, old: str | None = None) -> None:
+        """Point ``ref`` at ``commit``; with ``old``, only if it still points there."""
+        run_git(self.root, "update-ref", ref, commit, *([old] if old else []))
+
+    def delete_ref(self, ref: str) -> None:
+        run_git(self.root, "update-ref", "-d", ref, check=False)
+
+    def count_commits(self, since: str | None, until: str, path: str | None = None) -> int:
+        """Commits on the first-parent line of ``until`` after ``since`` (touching ``path``)."""
+        revs = f"{since}..{until}" if since else until
+        args = ["rev-list", "--first-parent", "--count", revs]
+        out = run_git(self.root, *args, *(["--", path] if path else []), check=False)
+        return int(out.decode().strip() or 0)
+
+    def config_get(self, key: str) -> str | None:
+        out = run_git(self.root, "config", "--local", "--get", key, check=False)
+        return out.decode("utf-8", "replace").strip() or None
+
+    def config_set(self, key: str, value: str | None, *, add: bool = False) -> None:
+        """Set (or with ``None`` unset) one key of the repository's own configuration."""
+        if value is None:
+            run_git(self.root, "config", "--local", "--unset-all", key, check=False)
+        else:
+            run_git(self.root, "config", "--local", *(["--add"] if add else []), key, value)
+
+    def config_remove_section(self, section: str) -> None:
+        run_git(self.root, "config", "--local", "--remove-section", section, check=False)
+
+    def remotes(self) -> dict[str, str]:
+        """``name -> url`` of the repository's remotes."""
+        out = run_git(
+            self.root, "config", "--local", "--get-regexp", r"^remote\..*\.url$", check=False
+        ).decode("utf-8", "replace")
+        found = {}
+        for line in out.splitlines():
+            key, _, url = line.partition(" ")
+            found[key[len("remote.") : -len(".url")]] = url
+        return found
+
+    def fetch(self, remote: str, branch: str, timeout: float) -> str | None:
+        """Fetch one branch of ``remote``; return its commit, ``None`` if it has none yet.
+
+        Nothing local moves but ``FETCH_HEAD``: the caller decides what to do with the commit.
+        """
+        heads = run_git(
+            self.root, "ls-remote", "--heads", remote, branch, network=True, timeout=timeout
+        ).decode()
+        if not heads.strip():
+            return None
+        run_git(
+            self.root,
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-auto-gc",
+            remote,
+            f"+refs/heads/{branch}:refs/bourdon/incoming/{remote}",
+            network=True,
+            timeout=timeout,
+        )
+        return self.resolve_ref(f"refs/bourdon/incoming/{remote}")
+
+    def push(self, remote: str, commit: str, branch: str, timeout: float) -> bool:
+        """Push ``commit`` to ``branch`` of ``remote`` as a fast-forward only.
+
+        Returns ``False`` when the remote refused because its branch moved on (fetch and
+        integrate, then try again); raises ``GitError`` for any other refusal.
+        """
+        try:
+            run_git(
+                self.root,
+                "push",
+                "--quiet",
+                "--no-verify",
+                remote,
+                f"{commit}:refs/heads/{branch}",
+                network=True,
+                timeout=timeout,
+            )
+        except GitError as exc:
+            said = str(exc.details.get("stderr") or "")
+            if "non-fast-forward" in said or "fetch first" in said or "stale info" in said:
+                return False
+            why = [
+                line.strip()
+                for line in said.splitlines()
+                if line.startswith("remote:") or "rejected" in line or "fatal:" in line
+            ]
+            raise GitError(
+                f"{remote} refused the push: {'; '.join(why) or exc.message}", stderr=said
+            ) from None
+        return True
 
     # -- upkeep --------------------------------------------------------------------------
 

@@ -61,13 +61,28 @@ from bourdon.model import (
     Manifest,
     check_agent_id,
 )
+from bourdon.syncmerge import merge3
 
 AGENTS: Final = AGENTS_DIR
 STAGING: Final = STAGING_DIR
 LOCAL: Final = LOCAL_DIR
 OPERATOR: Final = "operator"
 
-TRAILERS: Final = ("Op", "Agent", "Caller", "Session", "Transcript", "Digest", "Stager", "Restores")
+TRAILERS: Final = (
+    "Op",
+    "Agent",
+    "Caller",
+    "Session",
+    "Transcript",
+    "Digest",
+    "Stager",
+    "Restores",
+    "Remote",
+    "Theirs",
+    "Ours-Digest",
+    "Theirs-Digest",
+    "Machine",
+)
 _VERSION = re.compile(r"[0-9a-f]{4,64}")
 _CACHE_SIZE: Final = 256
 
@@ -122,6 +137,10 @@ class Version:
     subject: str
     stager: str | None = None
     restores: str | None = None
+    remote: str | None = None  # a sync: the remote whose version was integrated
+    theirs: str | None = None  # ... its commit (the second parent), and both sides' digests
+    ours_digest: str | None = None
+    theirs_digest: str | None = None
 
     @property
     def digest8(self) -> str | None:
@@ -140,6 +159,16 @@ class Version:
             "subject": self.subject,
             **({"stager": self.stager} if self.stager else {}),
             **({"restores": self.restores} if self.restores else {}),
+            **(
+                {
+                    "remote": self.remote,
+                    "merged_version": self.theirs,
+                    "ours_digest": self.ours_digest,
+                    "theirs_digest": self.theirs_digest,
+                }
+                if self.theirs
+                else {}
+            ),
         }
 
 
@@ -403,13 +432,7 @@ class Library:
         restored = self._parse(found[0], found[1], path)
 
         def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
-            stats = MergeStats()
-            changes = compare(current, restored)
-            for section in ROW_SECTIONS:
-                stats.added[section] = len(changes.added[section])
-                stats.updated[section] = len(changes.changed[section])
-                stats.removed[section] = len(changes.removed[section])
-            return restored, stats
+            return restored, _stats(compare(current, restored))
 
         return self._write(
             path,
@@ -421,6 +444,87 @@ class Library:
             raw=found[1],
             extra={"Restores": commit},
         )
+
+    # -- replication ---------------------------------------------------------------------
+
+    def integrate(
+        self,
+        agent_id: str,
+        base: Mapping[str, Any] | None,
+        theirs: Mapping[str, Any],
+        *,
+        remote: str,
+        theirs_commit: str,
+        provenance: Provenance,
+    ) -> WriteResult:
+        """Integrate a remote's version of an agent into the live manifest, as one commit.
+
+        Three-way against ``base`` (the state both sides last agreed on; ``syncmerge``), so
+        rows changed on either side survive. The commit's second parent is the remote's
+        commit: history keeps both originals. Op ``sync``; trailers name both digests.
+        """
+        check_agent_id(agent_id)
+        extra = {
+            "Remote": remote,
+            "Theirs": theirs_commit,
+            "Theirs-Digest": digest(theirs, self._row_json),
+        }
+
+        def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
+            if current is None:
+                return dict(theirs), _stats(compare(None, theirs))
+            extra["Ours-Digest"] = digest(current, self._row_json)
+            merged = merge3(base, current, theirs)
+            return merged, _stats(compare(current, merged))
+
+        return self._write(
+            agent_path(agent_id),
+            agent_id,
+            "sync",
+            provenance,
+            compute,
+            None,
+            extra=extra,
+            merged=theirs_commit,
+        )
+
+    def manifest_at(self, commit: str | None, agent_id: str) -> dict[str, Any] | None:
+        """The agent's manifest in any commit of this repository (a fetched one too).
+
+        Parsed and validated; raises ``ManifestError`` when it is not a valid manifest.
+        """
+        found = self._manifest_at(agent_path(agent_id), commit)
+        return found[1] if found else None
+
+    def digest_at(self, commit: str | None, agent_id: str) -> str | None:
+        """The digest of the agent's manifest in ``commit`` (``None`` if it had none)."""
+        found = self._manifest_at(agent_path(agent_id), commit)
+        return self._parsed[found[0]][1] if found else None
+
+    def write_published(
+        self,
+        changes: Mapping[str, bytes | None],
+        parent: str | None,
+        subject: str,
+        machine: str,
+        merged: str | None = None,
+    ) -> str:
+        """Write (not check out, not on any branch) a commit of published manifests.
+
+        Its tree is ``parent``'s with ``changes`` applied; it is what a remote receives.
+        ``merged`` is a second parent (this library's own state before integrating).
+        """
+        who = Provenance(caller=f"sync:{machine}", machine=machine)
+        message = _message("publish", "library", subject, who, None, {"Machine": machine})
+        commit, _ = self.repo.write_commit(
+            changes,
+            message,
+            parent=parent,
+            author=_identity(who.caller),
+            committer=_identity("bourdon"),
+            merged=merged,
+        )
+        return commit
 
     # -- staging -------------------------------------------------------------------------
 
@@ -678,6 +782,7 @@ class Library:
         also: Mapping[str, bytes | None] | None = None,
         extra: Mapping[str, str] | None = None,
         force: bool = False,
+        merged: str | None = None,
     ) -> WriteResult:
         expected = parse_digest(expected_digest, "expected_digest") if expected_digest else None
         with self._locked():
@@ -730,7 +835,7 @@ class Library:
                         (self.root / name).unlink()
                 else:
                     atomic_write(self.root / name, content)
-            commit = self._commit(changes, message, head, who)
+            commit = self._commit(changes, message, head, who, merged)
             blob = self.repo.blob_id(raw)
             self._remember(blob, data, after)
             # The server's index reloads this file next: hand it the parsed form in memory, so
@@ -751,7 +856,12 @@ class Library:
             )
 
     def _commit(
-        self, changes: Mapping[str, bytes | None], message: str, head: str | None, who: Provenance
+        self,
+        changes: Mapping[str, bytes | None],
+        message: str,
+        head: str | None,
+        who: Provenance,
+        merged: str | None = None,
     ) -> str:
         commit = self.repo.commit_files(
             changes,
@@ -759,6 +869,7 @@ class Library:
             parent=head,
             author=_identity(who.caller),
             committer=_identity("bourdon"),
+            merged=merged,
         )
         (self._local / "intent.json").unlink()
         self._index.stale = True
@@ -877,6 +988,10 @@ class Library:
             subject=entry.message.splitlines()[0] if entry.message else "",
             stager=trailers.get("Stager"),
             restores=trailers.get("Restores"),
+            remote=trailers.get("Remote"),
+            theirs=trailers.get("Theirs"),
+            ours_digest=trailers.get("Ours-Digest"),
+            theirs_digest=trailers.get("Theirs-Digest"),
         )
 
 
@@ -976,6 +1091,15 @@ def _with_id(change: Mapping[str, Any], agent_id: str) -> dict[str, Any]:
 def _totals(data: Mapping[str, Any]) -> dict[str, int]:
     counts = {s: len(data.get(s) or []) for s in ROW_SECTIONS}
     return {**counts, "total": sum(counts.values())}
+
+
+def _stats(changes: RowChanges) -> MergeStats:
+    stats = MergeStats()
+    for section in ROW_SECTIONS:
+        stats.added[section] = len(changes.added[section])
+        stats.updated[section] = len(changes.changed[section])
+        stats.removed[section] = len(changes.removed[section])
+    return stats
 
 
 def _summary(op: str, agent_id: str, stats: MergeStats) -> str:

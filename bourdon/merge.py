@@ -97,7 +97,9 @@ def merge(
         if key in ("agent", "spec_version", "last_updated") or key in ROW_SECTIONS or value is None:
             continue
         if key == "capabilities":
-            result[key] = _union(result.get(key) if mode == "merge" else None, value, None, key)
+            result[key] = union_lists(
+                result.get(key) if mode == "merge" else None, value, None, key
+            )
         elif key == "visibility_policy" and isinstance(value, Mapping):
             result[key] = _merge_row(result.get(key) or {}, normalize_row(value), None)
         else:
@@ -209,13 +211,13 @@ def _merge_row(
         if key == "name" and "name" in old:
             continue  # names match ignoring case; the row keeps the spelling it was created with
         if key in LIST_FIELDS:
-            out[key] = _union(old.get(key), value, section, key)
+            out[key] = union_lists(old.get(key), value, section, key)
         else:
             out[key] = value
     return out
 
 
-def _union(old: object, new: object, section: str | None, key: str) -> list[Any]:
+def union_lists(old: object, new: object, section: str | None, key: str) -> list[Any]:
     """Old items, then the new ones not there yet; over the limit, the oldest old items go.
 
     The change's own items always survive (only its newest ``limit`` if it has more), so

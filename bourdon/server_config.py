@@ -6,6 +6,7 @@ Kept apart from ``server`` so the CLI can use it without importing the MCP SDK.
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 from bourdon.federation import Federation, Peer, PeerList
@@ -32,3 +33,12 @@ def build_federation(home: Path, extra: list[Peer]) -> Federation | None:
 def default_token_env(name: str) -> str:
     """Where the token for a peer named on the command line is looked up."""
     return "BOURDON_PEER_TOKEN_" + "".join(c if c.isalnum() else "_" for c in name.upper())
+
+
+def machine_name() -> str:
+    """How this machine is named in rows' ``source`` and in sync commits.
+
+    ``$BOURDON_MACHINE``, else the host name: two libraries on one host (or a host renamed)
+    can still tell their rows apart.
+    """
+    return os.environ.get("BOURDON_MACHINE") or socket.gethostname()

@@ -18,6 +18,7 @@ ALLOWED: dict[str, set[str]] = {
     "yamlio": {"errors"},
     "digest": {"errors"},
     "merge": {"errors", "model"},
+    "syncmerge": {"merge", "model"},
     "visibility": {"errors", "model"},
     "recognition": set(),
     "schema": {"errors", "model", "yamlio", "resources"},
@@ -34,6 +35,20 @@ ALLOWED: dict[str, set[str]] = {
         "gitrepo",
         "manifestcache",
         "durable",
+        "syncmerge",
+    },
+    "syncstate": {"errors", "model", "durable", "gitrepo"},
+    "sync": {
+        "errors",
+        "model",
+        "yamlio",
+        "digest",
+        "durable",
+        "merge",
+        "visibility",
+        "syncmerge",
+        "syncstate",
+        "library",
     },
     "trust": {"errors", "model", "yamlio", "durable"},
     "audit": set(),
@@ -43,10 +58,11 @@ ALLOWED: dict[str, set[str]] = {
     "export": {"errors", "model", "merge", "library", "readers", "redact", "durable"},
 }
 LOW_LAYERS = set(ALLOWED)
-MID_LAYERS = {"index", "trust", "federation", "export", "library"}
+MID_LAYERS = {"index", "trust", "federation", "export", "library", "sync"}
 SURFACES = {"cli", "commands", "server", "__main__"}
 # Configuration and environment variables are read only at the composition roots. gitrepo
-# copies the environment to hand it to git with GIT_* removed; it reads no setting from it.
+# copies the environment to hand it to git with GIT_* removed (keeping only the user's
+# GIT_SSH_COMMAND for fetch and push); it reads no bourdon setting from it.
 READS_ENVIRONMENT = SURFACES | {"gitrepo", "server_config"}
 
 

@@ -6,10 +6,22 @@ import argparse
 from typing import Any
 
 from bourdon.commands import demo, export, history, members, peers, reads, serve, staging, writing
+from bourdon.commands import sync as sync_commands
 
 
 def register(sub: Any) -> None:
-    for group in (writing, history, staging, reads, export, serve, members, peers, demo):
+    for group in (
+        writing,
+        history,
+        staging,
+        reads,
+        export,
+        serve,
+        members,
+        peers,
+        sync_commands,
+        demo,
+    ):
         group.register(sub)
 
 
