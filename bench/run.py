@@ -11,12 +11,13 @@ import bench_export
 import bench_library
 import bench_recognition
 import bench_server
+import bench_sync
 import bench_writes
 
 
 def main() -> int:
     docs = []
-    for module in (bench_library, bench_server, bench_writes, bench_recognition, bench_export):
+    for module in (bench_library, bench_server, bench_writes, bench_recognition, bench_export, bench_sync):
         print(f"== {module.__name__}")
         docs.append(module.main())
     missed = [d["benchmark"] for d in docs if not d["ok"]]

@@ -486,6 +486,7 @@ class Library:
             None,
             extra=extra,
             merged=theirs_commit,
+            vetted=theirs,  # validated when it was read from the remote's commit
         )
 
     def manifest_at(self, commit: str | None, agent_id: str) -> dict[str, Any] | None:
@@ -783,6 +784,7 @@ class Library:
         extra: Mapping[str, str] | None = None,
         force: bool = False,
         merged: str | None = None,
+        vetted: Mapping[str, Any] | None = None,
     ) -> WriteResult:
         expected = parse_digest(expected_digest, "expected_digest") if expected_digest else None
         with self._locked():
@@ -824,7 +826,7 @@ class Library:
                 raw, data = unchanged[1], current
             if raw is None:
                 data = {**data, "last_updated": _now()}
-                schema.validate(data, trusted=current)
+                schema.validate(data, trusted=current, also=vetted)
                 raw = yamlio.dump(data, cache=self._row_text)
             changes = {path: raw, **(also or {})}
             message = _message(op, agent_id, _summary(op, agent_id, stats), who, after, extra)

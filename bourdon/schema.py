@@ -85,11 +85,16 @@ def row_limits() -> dict[str, int]:
     return {section: int(props[section]["maxItems"]) for section in ROW_SECTIONS}
 
 
-def validate(data: object, *, trusted: Mapping[str, Any] | None = None) -> Manifest:
+def validate(
+    data: object,
+    *,
+    trusted: Mapping[str, Any] | None = None,
+    also: Mapping[str, Any] | None = None,
+) -> Manifest:
     """Check ``data`` and return it as a ``Manifest``; raise ``SchemaError`` naming every path.
 
-    Rows of ``trusted`` (a manifest that already passed) that appear unchanged in ``data`` (the
-    same objects, as ``merge`` keeps them) are not checked again.
+    Rows of ``trusted`` and ``also`` (manifests that already passed) that appear unchanged in
+    ``data`` (the same objects, as ``merge`` keeps them) are not checked again.
     """
     if not isinstance(data, dict):
         raise SchemaError(f"a manifest must be a mapping, got {_kind(data)}")
@@ -97,7 +102,9 @@ def validate(data: object, *, trusted: Mapping[str, Any] | None = None) -> Manif
     skeleton = {k: v for k, v in data.items() if k not in ROW_SECTIONS or not isinstance(v, list)}
     problems += _problems(_top_validator(), skeleton, "")
     problems += _text_problems(skeleton, "")
-    known = {id(row) for section in ROW_SECTIONS for row in _rows(trusted, section)}
+    known = {
+        id(row) for passed in (trusted, also) for s in ROW_SECTIONS for row in _rows(passed, s)
+    }
     for section in ROW_SECTIONS:
         rows = data.get(section)
         if not isinstance(rows, list):

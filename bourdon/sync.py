@@ -192,7 +192,8 @@ def _round(
     report.received, report.sent, report.skipped = [], [], []
     merged: dict[str, dict[str, Any]] = {}
     head_before = library.head()
-    for agent_id, before, after in _incoming(library, base, theirs, report):
+    digests = _PublishedCache(library)
+    for agent_id, before, after in _incoming(library, base, theirs, report, digests):
         if report.dry_run:
             current = _current(library, agent_id)
             result = merge3(before, current, after) if current is not None else dict(after)
@@ -222,11 +223,13 @@ def _round(
             )
     if theirs and theirs != base and not report.dry_run:
         repo.set_ref(synced_ref(name), theirs)  # all of it is integrated now
-    changes = _outgoing(library, level, theirs, merged, report, library.head())
+    changes = _outgoing(library, level, theirs, merged, report, library.head(), digests)
     if not changes or report.dry_run:
         return True
     say(f"pushing {len(changes)} manifest(s) to {name}")
-    own = _original(library, level, base, head_before, machine) if report.received else None
+    own = None
+    if report.received:
+        own = _original(library, level, base, head_before, machine, digests)
     subject = f"publish {len(changes)} agent(s) from {machine}"
     commit = library.write_published(changes, theirs, subject, machine, merged=own)
     if not repo.push(name, commit, BRANCH, timeout):
@@ -238,7 +241,12 @@ def _round(
 
 
 def _original(
-    library: Library, level: Visibility, base: str | None, head: str | None, machine: str
+    library: Library,
+    level: Visibility,
+    base: str | None,
+    head: str | None,
+    machine: str,
+    digests: _PublishedCache,
 ) -> str | None:
     """A published commit of this library's state before it integrated the remote's.
 
@@ -247,7 +255,7 @@ def _original(
     originals next to the integration, as git keeps both sides of a merge.
     """
     scratch = SyncReport("", False, str(level))
-    before = _outgoing(library, level, base, {}, scratch, head)
+    before = _outgoing(library, level, base, {}, scratch, head, digests)
     if not before:
         return None
     subject = f"publish {len(before)} agent(s) from {machine}, before integrating"
@@ -255,7 +263,11 @@ def _original(
 
 
 def _incoming(
-    library: Library, base: str | None, theirs: str | None, report: SyncReport
+    library: Library,
+    base: str | None,
+    theirs: str | None,
+    report: SyncReport,
+    digests: _PublishedCache,
 ) -> Iterator[tuple[str, dict[str, Any] | None, dict[str, Any]]]:
     """(agent, base version, remote version) of each agent the remote changed since ``base``."""
     if theirs is None or theirs == base:
@@ -278,6 +290,7 @@ def _incoming(
                 {"file": f"{AGENTS_DIR}/{filename}", "reason": "names another agent inside"}
             )
             continue
+        digests.put(f"blob:{blob}", library.digest_at(theirs, agent_id) or "")
         older = None
         if filename in before:
             with contextlib.suppress(ManifestError):
@@ -292,11 +305,11 @@ def _outgoing(
     overlay: dict[str, dict[str, Any]],
     report: SyncReport,
     head: str | None,
+    cache: _PublishedCache,
 ) -> dict[str, bytes]:
     """``path -> bytes`` of each manifest at ``head``, published, that ``theirs`` lacks."""
     there = _agent_files(library, theirs)
     here = _agent_files(library, head)
-    cache = _PublishedCache(library)
     changes: dict[str, bytes] = {}
     for filename in sorted({*here, *overlay_files(overlay)}):
         agent_id = filename[: -len(SUFFIX)]
@@ -319,6 +332,7 @@ def _outgoing(
         if remote.holds(published_digest):
             continue
         changes[f"{AGENTS_DIR}/{filename}"] = raw
+        cache.put(f"blob:{library.repo.blob_id(raw)}", published_digest)  # the remote's, soon
         rows = sum(len(published.get(s) or []) for s in ROW_SECTIONS)
         total = sum(len(data.get(s) or []) for s in ROW_SECTIONS)
         report.sent.append(Sent(agent_id, rows, total - rows))

@@ -28,7 +28,8 @@ from bourdon.sync import SyncReport, add_remote, remove_remote, sync
 from bourdon.syncmerge import merge3
 from bourdon.syncstate import remote_states
 from bourdon.testing import manifest
-from bourdon.testing.remotes import bare_repository, every_object, reject_pushes
+from bourdon.testing.remotes import bare_repository, every_object, git_daemon, reject_pushes
+from bourdon.testing.serving import free_port
 from bourdon.visibility import filter_manifest
 
 ORIGIN = "origin"
@@ -580,3 +581,19 @@ def test_merge3_takes_a_one_sided_change_exactly(
     before, after = rows_manifest(base), rows_manifest(changed)
     assert merge3(before, before, after)["known_entities"] == changed
     assert merge3(before, after, before)["known_entities"] == changed
+
+
+def test_sync_over_the_git_protocol_on_loopback(tmp_path: Path) -> None:
+    served = tmp_path / "served"
+    bare_repository(served / "team.git")
+    with git_daemon(served, free_port()) as url:
+        a, b = Library.init(tmp_path / "laptop"), Library.init(tmp_path / "desktop")
+        for library in (a, b):
+            add_remote(library, ORIGIN, url + "team.git")
+        commit(a, "claude-code", known_entities=[entity("Over-The-Wire")])
+        commit(b, "codex", known_entities=[entity("Back-Again")])
+        converge(a, b)
+        assert a.agent_ids() == b.agent_ids() == ["claude-code", "codex"]
+        assert a.current_digest("codex") == b.current_digest("codex")
+        a.close()
+        b.close()

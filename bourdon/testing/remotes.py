@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 from bourdon.gitrepo import run_git
@@ -37,3 +40,36 @@ def reject_pushes(repo: Path, message: str = "pushes are closed for maintenance"
     hook.parent.mkdir(exist_ok=True)
     hook.write_text(f"#!/bin/sh\necho '{message}' >&2\nexit 1\n", encoding="utf-8")
     hook.chmod(0o755)
+
+
+@contextlib.contextmanager
+def git_daemon(base: Path, port: int) -> Iterator[str]:
+    """Serve the bare repositories under ``base`` over git:// on 127.0.0.1, pushes allowed.
+
+    Yields the URL prefix (``git://127.0.0.1:<port>/``); a network remote as real as a
+    forge's, on loopback.
+    """
+    from bourdon.gitrepo import git_env
+    from bourdon.testing.serving import stop_process, wait_for_port
+
+    proc = subprocess.Popen(
+        [
+            "git",
+            "daemon",
+            "--reuseaddr",
+            "--export-all",
+            "--enable=receive-pack",
+            f"--base-path={base}",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            str(base),
+        ],
+        env=git_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for_port(proc, port, timeout=20)
+        yield f"git://127.0.0.1:{port}/"
+    finally:
+        stop_process(proc)
