@@ -2,8 +2,9 @@
 
 Two libraries of 20 agents x 1,000 entities x 500 sessions (generated) share a bare repository
 served by ``git daemon`` on 127.0.0.1 (git://, a real network transport on loopback). Each run
-edits one entity of one agent on the laptop (not timed), then times the laptop's ``sync`` (fetch, publish,
-push) and the desktop's ``sync`` (fetch, integrate the one changed agent). Target: each <= 2 s.
+edits one entity of one agent on the laptop (not timed), then times the laptop's ``sync``
+(fetch, publish, push) and the desktop's ``sync`` (fetch, integrate the one changed agent).
+Target: each <= 2 s.
 """
 
 from __future__ import annotations

@@ -17,7 +17,15 @@ import bench_writes
 
 def main() -> int:
     docs = []
-    for module in (bench_library, bench_server, bench_writes, bench_recognition, bench_export, bench_sync):
+    benches = (
+        bench_library,
+        bench_server,
+        bench_writes,
+        bench_recognition,
+        bench_export,
+        bench_sync,
+    )
+    for module in benches:
         print(f"== {module.__name__}")
         docs.append(module.main())
     missed = [d["benchmark"] for d in docs if not d["ok"]]
