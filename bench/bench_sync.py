@@ -30,14 +30,14 @@ def main() -> dict:
         bare_repository(root / "served" / "team.git")
         with git_daemon(root / "served", free_port()) as url:
             laptop = make_large_library(root / "laptop")
-            desktop = Library.init(root / "desktop")
+            desktop = Library.init(root / "desktop", machine="desktop")
             for library in (laptop, desktop):
                 add_remote(library, "origin", url + "team.git")
             start = time.perf_counter()
-            sync(laptop, "origin", machine="laptop")
+            sync(laptop, "origin")
             first_push = (time.perf_counter() - start) * 1000
             start = time.perf_counter()
-            sync(desktop, "origin", machine="desktop")
+            sync(desktop, "origin")
             first_pull = (time.perf_counter() - start) * 1000
             send, receive = [], []
             rows = laptop.read("agent-07").data["known_entities"]
@@ -46,10 +46,10 @@ def main() -> dict:
                 change = {"known_entities": [{"name": shared[n], "summary": f"edited {n}"}]}
                 laptop.commit("agent-07", change, provenance=Provenance(caller="bench"))
                 start = time.perf_counter()
-                sent = sync(laptop, "origin", machine="laptop")
+                sent = sync(laptop, "origin")
                 send.append((time.perf_counter() - start) * 1000)
                 start = time.perf_counter()
-                got = sync(desktop, "origin", machine="desktop")
+                got = sync(desktop, "origin")
                 receive.append((time.perf_counter() - start) * 1000)
                 assert [s.agent_id for s in sent.sent] == ["agent-07"], sent
                 assert [r.agent_id for r in got.received] == ["agent-07"], got

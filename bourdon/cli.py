@@ -46,8 +46,9 @@ def home_path() -> Path:
 def open_library(args: argparse.Namespace) -> Any:
     """The library of ``--library``; tells the user on stderr what crash recovery did."""
     from bourdon.library import Library
+    from bourdon.server_config import machine_name
 
-    library = Library.open(library_path(args))
+    library = Library.open(library_path(args), machine=machine_name())
     report_recovery(library)
     return library
 

@@ -94,7 +94,7 @@ class Provenance:
     caller: str = OPERATOR
     session: str | None = None
     transcript: str | None = None
-    machine: str = field(default_factory=socket.gethostname)
+    machine: str = ""  # empty: the machine of the library that records the write
 
     def source(self) -> dict[str, str]:
         """The ``source`` stamped on the rows this caller commits."""
@@ -196,10 +196,14 @@ class Explanation:
 class Library:
     """A library directory. Open one with ``Library.open(path)`` or create it with ``init``."""
 
-    def __init__(self, root: Path, repo: GitRepo, lock_timeout: float = 30.0) -> None:
+    def __init__(
+        self, root: Path, repo: GitRepo, lock_timeout: float = 30.0, machine: str | None = None
+    ) -> None:
         self.root = root
         self.repo = repo
         self.lock_timeout = lock_timeout
+        # How rows' ``source`` and commits name this machine (the host name unless told).
+        self.machine = machine or socket.gethostname()
         self._local = root / LOCAL
         self._lock = filelock.FileLock(str(self._local / "write.lock"), thread_local=False)
         self._thread_lock = threading.RLock()
@@ -220,11 +224,11 @@ class Library:
     # -- opening -------------------------------------------------------------------------
 
     @classmethod
-    def init(cls, path: str | os.PathLike[str]) -> Library:
+    def init(cls, path: str | os.PathLike[str], *, machine: str | None = None) -> Library:
         """Create a library at ``path`` (an empty or missing folder), or open an existing one."""
         root = Path(path).expanduser().absolute()
         if (root / ".git").exists() and (root / AGENTS).is_dir():
-            return cls.open(root)
+            return cls.open(root, machine=machine)
         if root.exists() and any(p.name != LOCAL for p in root.iterdir()):
             raise LibraryError(
                 f"{root} is not empty and is not a library; pick an empty or new folder"
@@ -232,7 +236,7 @@ class Library:
         for folder in (root / AGENTS, root / STAGING, root / LOCAL):
             folder.mkdir(parents=True, exist_ok=True)
         repo = GitRepo.init(root)
-        library = cls(root, repo)
+        library = cls(root, repo, machine=machine)
         files = {
             ".gitignore": b"# This machine's lock, caches and recovered files.\n.bourdon/\n",
             f"{AGENTS}/.gitkeep": b"",
@@ -252,7 +256,13 @@ class Library:
         return library
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, lock_timeout: float = 30.0) -> Library:
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        lock_timeout: float = 30.0,
+        machine: str | None = None,
+    ) -> Library:
         """Open the library at ``path``, reconciling first if a write was interrupted."""
         root = Path(path).expanduser().absolute()
         if not (root / AGENTS).is_dir() or not (root / ".git").exists():
@@ -260,7 +270,7 @@ class Library:
                 f"{root} is not a bourdon library; create one with 'bourdon init {root}'"
             )
         (root / LOCAL).mkdir(exist_ok=True)
-        library = cls(root, GitRepo(root), lock_timeout)
+        library = cls(root, GitRepo(root), lock_timeout, machine)
         if library._needs_reconcile():
             library.recovered += library.reconcile()
         return library
@@ -369,7 +379,7 @@ class Library:
         if mode not in ("merge", "replace"):
             raise InputError(f"mode {mode!r} is not one of merge, replace")
         _check_change(agent_id, change)
-        who = provenance or Provenance()
+        who = self._who(provenance)
 
         def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
             if current is None:
@@ -396,7 +406,7 @@ class Library:
         """
         check_agent_id(agent_id)
         _check_change(agent_id, fresh)
-        who = provenance or Provenance(caller=f"reader:{reader}")
+        who = self._who(provenance, f"reader:{reader}")
         source = {"kind": "reader", "name": reader, "machine": who.machine}
 
         def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
@@ -438,7 +448,7 @@ class Library:
             path,
             agent_id,
             "rollback",
-            provenance or Provenance(),
+            self._who(provenance),
             compute,
             expected_digest,
             raw=found[1],
@@ -536,7 +546,7 @@ class Library:
         check_agent_id(caller, "caller id")
         check_agent_id(agent_id)
         _check_change(agent_id, change)
-        provenance = dataclasses.replace(provenance, caller=caller)
+        provenance = dataclasses.replace(self._who(provenance), caller=caller)
         live_type = None
         with contextlib.suppress(NotFoundError):
             live_type = self.read(agent_id).agent_type
@@ -591,7 +601,7 @@ class Library:
         """Merge a staged write into the live manifest and clear it, in one commit."""
         staged_path = staging_path(caller, agent_id)
         staged = self._read_data(staged_path, None, f"{caller}/{agent_id} in staging")
-        who = provenance or Provenance()
+        who = self._who(provenance)
 
         def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
             return merge(current, staged, mode="merge")
@@ -612,7 +622,7 @@ class Library:
         """Drop a staged write (kept in history); return the commit."""
         path = staging_path(caller, agent_id)
         self._read_data(path, None, f"{caller}/{agent_id} in staging")
-        who = provenance or Provenance()
+        who = self._who(provenance)
         with self._locked():
             head = self.head()
             message = _message(
@@ -660,6 +670,11 @@ class Library:
         return self.repo.fsck()
 
     # -- internals -----------------------------------------------------------------------
+
+    def _who(self, provenance: Provenance | None, caller: str = OPERATOR) -> Provenance:
+        """The writer, named on this library's machine unless it names its own."""
+        who = provenance or Provenance(caller=caller)
+        return who if who.machine else dataclasses.replace(who, machine=self.machine)
 
     def _log(self, path: str) -> list[LogEntry]:
         """Every commit that touched ``path``, newest first, from a local cache kept in step.

@@ -143,14 +143,18 @@ def sync(
     library: Library,
     name: str,
     *,
-    machine: str,
+    machine: str | None = None,
     dry_run: bool = False,
     attempts: int = ATTEMPTS,
     timeout: float = TIMEOUT,
     progress: Progress | None = None,
 ) -> SyncReport:
-    """Exchange changes with one remote; see the module's docstring. Records the outcome."""
+    """Exchange changes with one remote; see the module's docstring. Records the outcome.
+
+    ``machine`` names this side in the commits it writes (default: the library's machine).
+    """
     remote_names(library, name)
+    machine = machine or library.machine
     say = progress or (lambda _: None)
     level = syncstate.visibility_of(library.repo, name)
     report = SyncReport(name, dry_run, str(level))
@@ -453,7 +457,6 @@ def watch(
     library_opener: Callable[[], Library],
     names: list[str] | None,
     *,
-    machine: str,
     interval: float,
     rounds: int | None,
     on_result: Callable[[str, SyncReport | None, BourdonError | None], None],
@@ -469,7 +472,7 @@ def watch(
         with library_opener() as library:
             for name in names or remote_names(library):
                 try:
-                    on_result(name, sync(library, name, machine=machine), None)
+                    on_result(name, sync(library, name), None)
                 except BourdonError as exc:
                     on_result(name, None, exc)
         done += 1

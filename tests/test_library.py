@@ -63,7 +63,7 @@ def test_commit_creates_an_agent_and_records_provenance(library: Library) -> Non
     ):
         assert trailer in message
     row = library.read("claude-code").rows("known_entities")[0]
-    assert row["source"] == {"kind": "commit", "name": "alice", "machine": who.machine}
+    assert row["source"] == {"kind": "commit", "name": "alice", "machine": library.machine}
     assert (library.root / result.path).read_bytes() == library.read_bytes("claude-code")
 
 

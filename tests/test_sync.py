@@ -46,7 +46,7 @@ def libraries(tmp_path: Path, remote: Path) -> Iterator[Callable[[str], Library]
     opened: list[Library] = []
 
     def make(machine: str) -> Library:
-        library = Library.init(tmp_path / machine)
+        library = Library.init(tmp_path / machine, machine=machine)
         add_remote(library, ORIGIN, str(remote))
         opened.append(library)
         return library
@@ -56,17 +56,13 @@ def libraries(tmp_path: Path, remote: Path) -> Iterator[Callable[[str], Library]
         library.close()
 
 
-def machine_of(library: Library) -> str:
-    return library.root.name
-
-
 def run_sync(library: Library, **options: Any) -> SyncReport:
-    return sync(library, ORIGIN, machine=machine_of(library), **options)
+    return sync(library, ORIGIN, **options)
 
 
 def commit(library: Library, agent: str, **sections: Any) -> str:
     change = manifest(agent, **sections)
-    who = Provenance(caller="tester", machine=machine_of(library))
+    who = Provenance(caller="tester")
     result = library.commit(agent, change, provenance=who)
     assert result.version
     return result.digest
@@ -236,7 +232,7 @@ def test_a_row_removed_on_one_machine_is_removed_everywhere_and_stays_removed(
     libraries: Callable[[str], Library],
 ) -> None:
     a, b = libraries("laptop"), libraries("desktop")
-    reader = Provenance(caller="reader:claude-code", machine="laptop")
+    reader = Provenance(caller="reader:claude-code")
     fresh = manifest("claude-code", known_entities=[entity("Keep"), entity("Drop")])
     a.regenerate("claude-code", fresh, reader="claude-code", provenance=reader)
     converge(a, b)
@@ -252,18 +248,17 @@ def test_regenerating_a_reader_on_one_machine_keeps_the_other_machines_rows(
     libraries: Callable[[str], Library],
 ) -> None:
     a, b = libraries("laptop"), libraries("desktop")
-    on = {m: Provenance(caller="reader:claude-code", machine=m) for m in ("laptop", "desktop")}
     a.regenerate(
         "claude-code",
         manifest("claude-code", known_entities=[entity("Laptop-Project")]),
         reader="claude-code",
-        provenance=on["laptop"],
+        provenance=Provenance(caller="reader:claude-code"),
     )
     b.regenerate(
         "claude-code",
         manifest("claude-code", known_entities=[entity("Desktop-Project")]),
         reader="claude-code",
-        provenance=on["desktop"],
+        provenance=Provenance(caller="reader:claude-code"),
     )
     converge(a, b)
     assert row(a, "claude-code", "Desktop-Project")["source"]["machine"] == "desktop"
@@ -273,7 +268,7 @@ def test_regenerating_a_reader_on_one_machine_keeps_the_other_machines_rows(
         "claude-code",
         manifest("claude-code", known_entities=[entity("Laptop-Project"), entity("New")]),
         reader="claude-code",
-        provenance=on["laptop"],
+        provenance=Provenance(caller="reader:claude-code"),
     )
     converge(a, b)
     for library in (a, b):
@@ -381,7 +376,7 @@ def test_remote_names_and_urls_are_checked(libraries: Callable[[str], Library]) 
 
 
 def run_sync_named(library: Library, name: str) -> SyncReport:
-    return sync(library, name, machine="laptop")
+    return sync(library, name)
 
 
 def test_a_remote_that_rejects_pushes_is_reported(

@@ -111,7 +111,6 @@ def cmd_remote_list(args: argparse.Namespace) -> int:
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
-    from bourdon.server_config import machine_name
     from bourdon.sync import SyncReport, remote_names, sync, watch
 
     if args.watch:
@@ -133,7 +132,6 @@ def cmd_sync(args: argparse.Namespace) -> int:
         watch(
             lambda: open_library(args),
             names,
-            machine=machine_name(),
             interval=max(args.interval, 1.0),
             rounds=args.rounds,
             on_result=on_result,
@@ -154,7 +152,6 @@ def cmd_sync(args: argparse.Namespace) -> int:
                 sync(
                     library,
                     name,
-                    machine=machine_name(),
                     dry_run=args.dry_run,
                     timeout=args.timeout,
                     progress=progress,

@@ -54,7 +54,9 @@ def cmd_init(args: argparse.Namespace) -> int:
 
     root = Path(args.path).expanduser() if args.path else library_path(args)
     existed = (root / ".git").exists() and (root / AGENTS).is_dir()
-    library = Library.init(root)
+    from bourdon.server_config import machine_name
+
+    library = Library.init(root, machine=machine_name())
     if args.json:
         output.print_json({"library": str(library.root), "created": not existed})
     elif existed:
