@@ -29,10 +29,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+import filelock
+
 from bourdon import syncstate, yamlio
 from bourdon.digest import digest
 from bourdon.durable import atomic_write
-from bourdon.errors import BourdonError, GitError, InputError, ManifestError, NotFoundError
+from bourdon.errors import (
+    BourdonError,
+    BusyError,
+    GitError,
+    InputError,
+    ManifestError,
+    NotFoundError,
+)
 from bourdon.merge import compare
 from bourdon.model import AGENTS_DIR, LOCAL_DIR, ROW_SECTIONS, SUFFIX, Visibility, check_agent_id
 from bourdon.syncmerge import merge3
@@ -161,21 +170,54 @@ def sync(
     if not dry_run:
         syncstate.record_attempt(library.root, name)
     try:
-        while report.attempts < attempts:
-            report.attempts += 1
-            if _round(library, name, machine, level, report, timeout, say):
-                if not dry_run:
-                    syncstate.record_success(library.root, name, library.head())
-                return report
-            say(f"{name} moved on while this sync was pushing; integrating again")
-        raise GitError(
-            f"{name} kept moving: the push was refused {attempts} times; "
-            f"run 'bourdon sync {name}' again"
-        )
+        with _one_sync_at_a_time(library, timeout):
+            return _sync(library, name, machine, level, report, attempts, timeout, say)
     except BourdonError as exc:
         if not dry_run:
             syncstate.record_failure(library.root, name, exc.message)
         raise
+
+
+@contextlib.contextmanager
+def _one_sync_at_a_time(library: Library, timeout: float) -> Iterator[None]:
+    """Two syncs of one library would race on its sync refs; the second waits its turn."""
+    path = library.root / LOCAL_DIR / "sync" / "lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(str(path), thread_local=False)
+    try:
+        lock.acquire(timeout=timeout)
+    except filelock.Timeout:
+        raise BusyError(
+            f"another sync of this library has run for over {timeout:g} s; try again later"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _sync(
+    library: Library,
+    name: str,
+    machine: str,
+    level: Visibility,
+    report: SyncReport,
+    attempts: int,
+    timeout: float,
+    say: Progress,
+) -> SyncReport:
+    """Rounds of fetch-integrate-publish-push until one pushes (or nothing needs sending)."""
+    while report.attempts < attempts:
+        report.attempts += 1
+        if _round(library, name, machine, level, report, timeout, say):
+            if not report.dry_run:
+                syncstate.record_success(library.root, name, library.head())
+            return report
+        say(f"{name} moved on while this sync was pushing; integrating again")
+    raise GitError(
+        f"{name} kept moving: the push was refused {attempts} times; "
+        f"run 'bourdon sync {name}' again"
+    )
 
 
 def _round(

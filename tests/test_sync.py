@@ -592,3 +592,24 @@ def test_sync_over_the_git_protocol_on_loopback(tmp_path: Path) -> None:
         assert a.current_digest("codex") == b.current_digest("codex")
         a.close()
         b.close()
+
+
+def test_two_syncs_of_one_library_at_once_both_finish(tmp_path: Path, remote: Path) -> None:
+    lib = tmp_path / "laptop"
+    with Library.init(lib, machine="laptop") as library:
+        add_remote(library, ORIGIN, str(remote))
+        for n in range(5):
+            commit(library, f"agent-{n}", known_entities=[entity(f"Row-{n}")])
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "bourdon", "--library", str(lib), "sync", "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(2)
+    ]
+    outcomes = [proc.communicate(timeout=120) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], outcomes
+    sent = [len(json.loads(out)["syncs"][0]["sent"]) for out, _ in outcomes]
+    assert sorted(sent) == [0, 5]  # the second waited, then found nothing left to send
+    assert fsck(remote)[0]
