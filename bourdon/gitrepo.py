@@ -67,23 +67,25 @@ def run_git(
     """Run one git command in ``cwd``; return stdout or raise ``GitError`` with git's words.
 
     ``network`` commands (fetch, push) also read the user's global git configuration, where
-    credential helpers, ssh settings and ``insteadOf`` rewrites live; they never prompt, and
-    give up after ``timeout`` seconds.
+    credential helpers, ssh settings and ``insteadOf`` rewrites live. They run in a session of
+    their own, without a terminal, so neither git nor ssh can ever prompt (a passphrase or an
+    unknown host key fails instead), and give up after ``timeout`` seconds.
     """
     command = ["git", *(part for item in _CONFIG for part in ("-c", item)), *args]
     env = git_env()
     if network:
         del env["GIT_CONFIG_GLOBAL"]
-        env["GIT_SSH_COMMAND"] = os.environ.get("GIT_SSH_COMMAND") or "ssh -o BatchMode=yes"
     try:
         done = subprocess.run(
             command,
             cwd=cwd,
             env=env,
             input=stdin,
+            stdin=subprocess.DEVNULL if stdin is None else None,
             capture_output=True,
             check=False,
             timeout=timeout,
+            start_new_session=network,
         )
     except FileNotFoundError:
         raise LibraryError("bourdon needs git on PATH; install git and try again") from None

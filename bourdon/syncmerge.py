@@ -4,10 +4,11 @@ A three-way merge, row by row, against *base*: the published state both sides la
 (``None`` before the first sync). For each row key:
 
 - changed on one side only (added, edited or removed): that side's change is taken;
-- changed on both sides: the rows are merged like a commit merges them (list fields unioned),
-  and where both changed the same scalar differently the row touched last wins (its
-  ``last_touched``, else its ``date``; a tie goes to the larger canonical JSON, so both machines
-  pick the same winner and converge);
+- changed on both sides: the rows are merged field by field, lists item by item (an item
+  either side added is kept, an item either side removed goes); where both changed the same
+  scalar differently, the row touched last wins (its ``last_touched``, else its ``date``; a tie
+  goes to the larger canonical JSON, so both machines pick the same winner and converge), and
+  ``last_touched`` becomes the later of the two;
 - removed on one side and edited on the other: the edit is kept (nothing edited is lost).
 
 Rows only this library has (private rows never leave it, so they are never in base or theirs)
@@ -60,8 +61,8 @@ def _rows(
     # order (a digest counts it), and the published form of this manifest equals the remote's.
     for key in [*other, *(k for k in mine if k not in other)]:
         b, o, t = before.get(key), mine.get(key), other.get(key)
-        if t == b:
-            row = o  # the remote did not touch it
+        if t == b or o == t:
+            row = o  # the remote did not touch it, or made the same change
         elif o == b:
             row = t  # only the remote changed it (or removed it)
         elif o is None or t is None:
@@ -83,7 +84,15 @@ def merge_rows(section: str, base: Row | None, ours: Row, theirs: Row) -> dict[s
         if key == "name" and "name" in ours:
             out[key] = ours[key]  # names match ignoring case; keep this library's spelling
             continue
-        value = _field(key, (base or {}).get(key), ours.get(key), theirs.get(key), section, newer)
+        if key == "last_touched":
+            # Touched on both sides: as recently as either. The merged row then stays the newer
+            # one, so integrating it again picks the same values (a fixed point).
+            touched = [str(v) for v in (ours.get(key), theirs.get(key)) if v]
+            value: Any = max(touched) if touched else None
+        else:
+            value = _field(
+                key, (base or {}).get(key), ours.get(key), theirs.get(key), section, newer
+            )
         if value is not None:
             out[key] = value
     return out
@@ -92,14 +101,17 @@ def merge_rows(section: str, base: Row | None, ours: Row, theirs: Row) -> dict[s
 def _field(
     key: str, base: object, ours: object, theirs: object, section: str | None, newer: Row | None
 ) -> Any:
-    if theirs == base:
+    if theirs == base or ours == theirs:
         return ours
     if ours == base:
         return theirs
     if key in LIST_FIELDS or key == "capabilities":
-        if ours is None or theirs is None:
-            return ours if theirs is None else theirs
-        return union_lists(ours, theirs, section, key)
+        # Three-way too: an item either side removed goes, an item either side added stays.
+        mine, other = _items(ours), _items(theirs)
+        before = _items(base)
+        kept = [item for item in mine if item in other or item not in before]
+        added = [item for item in other if item not in before]
+        return union_lists(kept, added, section, key)
     if newer is not None:
         return newer.get(key)  # a row's scalar (or its ``source``) as the newer row has it
     if isinstance(ours, Mapping) and isinstance(theirs, Mapping):
@@ -110,6 +122,12 @@ def _field(
         }
         return {k: v for k, v in merged.items() if v is not None}
     return ours  # a manifest-level scalar both changed: this library's stands
+
+
+def _items(value: object) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
 
 
 def _recency(row: Row) -> tuple[str, str]:

@@ -55,14 +55,14 @@ ALLOWED: dict[str, set[str]] = {
     "policy": {"trust"},
     "redact": set(),
     "hookinstall": {"errors"},
+    "doctor": {"model"},
     "export": {"errors", "model", "merge", "library", "readers", "redact", "durable"},
 }
 LOW_LAYERS = set(ALLOWED)
 MID_LAYERS = {"index", "trust", "federation", "export", "library", "sync"}
 SURFACES = {"cli", "commands", "server", "__main__"}
 # Configuration and environment variables are read only at the composition roots. gitrepo
-# copies the environment to hand it to git with GIT_* removed (keeping only the user's
-# GIT_SSH_COMMAND for fetch and push); it reads no bourdon setting from it.
+# copies the environment to hand it to git with GIT_* removed; it reads no setting from it.
 READS_ENVIRONMENT = SURFACES | {"gitrepo", "server_config"}
 
 
