@@ -27,7 +27,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import filelock
 
@@ -42,6 +42,7 @@ from bourdon.errors import (
     ManifestError,
     NotFoundError,
 )
+from bourdon.library import Library, Provenance
 from bourdon.merge import compare
 from bourdon.model import AGENTS_DIR, LOCAL_DIR, ROW_SECTIONS, SUFFIX, Visibility, check_agent_id
 from bourdon.syncmerge import merge3
@@ -53,9 +54,6 @@ from bourdon.syncstate import (
     synced_ref,
 )
 from bourdon.visibility import filter_manifest
-
-if TYPE_CHECKING:
-    from bourdon.library import Library
 
 ATTEMPTS: Final = 5
 TIMEOUT: Final = 120.0
@@ -235,7 +233,8 @@ def _round(
     theirs = repo.fetch(name, BRANCH, timeout)
     report.remote_commit = theirs
     base = repo.read_ref(synced_ref(name))
-    report.received, report.sent, report.skipped = [], [], []
+    report.sent, report.skipped = [], []  # what was received in a lost round stays received
+    received = len(report.received)
     merged: dict[str, dict[str, Any]] = {}
     head_before = library.head()
     digests = _PublishedCache(library)
@@ -274,7 +273,7 @@ def _round(
         return True
     say(f"pushing {len(changes)} manifest(s) to {name}")
     own = None
-    if report.received:
+    if len(report.received) > received:
         own = _original(library, level, base, head_before, machine, digests)
     subject = f"publish {len(changes)} agent(s) from {machine}"
     commit = library.write_published(changes, theirs, subject, machine, merged=own)
@@ -357,7 +356,7 @@ def _outgoing(
     there = _agent_files(library, theirs)
     here = _agent_files(library, head)
     changes: dict[str, bytes] = {}
-    for filename in sorted({*here, *overlay_files(overlay)}):
+    for filename in sorted({*here, *_overlay_files(overlay)}):
         agent_id = filename[: -len(SUFFIX)]
         blob, key = here.get(filename), f"{level}:{here.get(filename)}"
         remote = _RemoteDigest(library, theirs, agent_id, there.get(filename), cache)
@@ -371,12 +370,12 @@ def _outgoing(
         if data is None:
             continue
         published = filter_manifest(data, level)
-        raw = yamlio.dump(published)
         published_digest = digest(published)
         if blob and agent_id not in overlay:
             cache.put(key, published_digest)
         if remote.holds(published_digest):
             continue
+        raw = yamlio.dump(published)
         changes[f"{AGENTS_DIR}/{filename}"] = raw
         cache.put(f"blob:{library.repo.blob_id(raw)}", published_digest)  # the remote's, soon
         rows = sum(len(published.get(s) or []) for s in ROW_SECTIONS)
@@ -416,7 +415,7 @@ class _RemoteDigest:
         return found == published
 
 
-def overlay_files(overlay: dict[str, dict[str, Any]]) -> list[str]:
+def _overlay_files(overlay: dict[str, dict[str, Any]]) -> list[str]:
     return [f"{agent_id}{SUFFIX}" for agent_id in overlay]
 
 
@@ -455,9 +454,7 @@ def _received(
     )
 
 
-def _provenance(name: str, machine: str) -> Any:
-    from bourdon.library import Provenance
-
+def _provenance(name: str, machine: str) -> Provenance:
     return Provenance(caller=f"sync:{name}", machine=machine)
 
 
