@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
 from bourdon import output
@@ -174,8 +175,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 
 def _print(report: Any, as_json: bool) -> None:
-    if as_json:
-        output.print_json(report.to_dict())
+    if as_json:  # --watch: one JSON document per line, as each sync completes
+        print(json.dumps(report.to_dict(), ensure_ascii=False), flush=True)
         return
     verb = "would " if report.dry_run else ""
     if report.up_to_date and not report.skipped:
