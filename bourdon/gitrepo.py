@@ -288,13 +288,12 @@ class GitRepo:
         author: str,
         committer: str,
         merged: str | None = None,
-        base_tree: str | None = None,
     ) -> tuple[str, int]:
         """Write a commit object (no ref moves); return it and its time.
 
-        Its tree is ``base_tree`` (else ``parent``'s tree, else empty) with ``changes`` applied.
+        Its tree is ``parent``'s (empty without one) with ``changes`` applied.
         """
-        tree = base_tree or (self.commit_tree(parent) if parent else None)
+        tree = self.commit_tree(parent) if parent else None
         nested: dict[tuple[str, ...], bytes | None] = {
             tuple(path.split("/")): data for path, data in changes.items()
         }
