@@ -11,6 +11,7 @@ import bench_export
 import bench_library
 import bench_recognition
 import bench_server
+import bench_status
 import bench_sync
 import bench_writes
 
@@ -24,6 +25,7 @@ def main() -> int:
         bench_recognition,
         bench_export,
         bench_sync,
+        bench_status,
     )
     for module in benches:
         print(f"== {module.__name__}")

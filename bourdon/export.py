@@ -73,6 +73,7 @@ REFUSED: Final = "refused"  # the erosion guard stopped it; nothing committed
 DRY_RUN: Final = "dry_run"  # computed what would change; wrote nothing
 MISSING: Final = "missing"  # no store on this machine
 GOOD_OUTCOMES: Final = frozenset({COMMITTED, NO_OP, UNCHANGED, DRY_RUN})
+FORCED: Final = "forced past the erosion guard"  # how a forced commit's reason starts
 
 
 @dataclass
@@ -247,7 +248,7 @@ def _export(
     write = library.regenerate(name, fresh, reader=name, provenance=who)
     result.outcome = NO_OP if write.no_op else COMMITTED
     if result.reason:
-        result.reason = f"forced past the erosion guard: {result.reason}"
+        result.reason = f"{FORCED}: {result.reason}"
     result.added = write.stats.total_added
     result.updated = write.stats.total_updated
     result.removed = write.stats.total_removed

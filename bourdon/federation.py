@@ -22,6 +22,7 @@ import contextlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -115,6 +116,8 @@ class Federation:
 
     peers: list[Peer]
     tokens: Mapping[str, str] = field(default_factory=dict)  # peer name -> token
+    # What the last call to each peer said (peer_outcome), for memory_status: never a new call.
+    last: dict[str, dict[str, Any]] = field(default_factory=dict)
     _client: Any = None
     _modes: dict[str, str] = field(default_factory=dict)
 
@@ -146,6 +149,7 @@ class Federation:
         for answer in answers.values():
             if answer.payload is None and answer.error is None:
                 answer.timed_out = True
+            self.last[answer.peer] = peer_outcome(answer, tool)
         return list(answers.values())
 
     async def _call(self, client: Any, peer: Peer, tool: str, args: dict[str, Any]) -> Any:
@@ -204,6 +208,18 @@ def _describe(exc: BaseException) -> str:
     while isinstance(inner, BaseExceptionGroup) and inner.exceptions:
         inner = inner.exceptions[0]
     return f"{type(inner).__name__}: {str(inner)[:160]}"
+
+
+def peer_outcome(answer: PeerAnswer, tool: str) -> dict[str, Any]:
+    """What one call said about a peer: reachable, how fast, why not, and when."""
+    latency = answer.latency_us
+    return {
+        "reachable": answer.payload is not None,
+        "latency_ms": round(latency / 1000, 1) if latency is not None else None,
+        "problem": "no answer before the deadline" if answer.timed_out else answer.error,
+        "tool": tool,
+        "checked_at": datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
+    }
 
 
 def peer_meta(answers: list[PeerAnswer]) -> dict[str, Any]:

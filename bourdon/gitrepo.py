@@ -62,18 +62,20 @@ def run_git(
     stdin: bytes | None = None,
     check: bool = True,
     network: bool = False,
+    user_config: bool = False,
     timeout: float | None = None,
 ) -> bytes:
     """Run one git command in ``cwd``; return stdout or raise ``GitError`` with git's words.
 
-    ``network`` commands (fetch, push) also read the user's global git configuration, where
-    credential helpers, ssh settings and ``insteadOf`` rewrites live. They run in a session of
+    ``user_config`` commands read the user's global git configuration too (where the identity,
+    credential helpers, ssh settings and ``insteadOf`` rewrites live); ``network`` commands
+    (fetch, push) do, and they also run in a session of
     their own, without a terminal, so neither git nor ssh can ever prompt (a passphrase or an
     unknown host key fails instead), and give up after ``timeout`` seconds.
     """
     command = ["git", *(part for item in _CONFIG for part in ("-c", item)), *args]
     env = git_env()
-    if network:
+    if network or user_config:
         del env["GIT_CONFIG_GLOBAL"]
     try:
         done = subprocess.run(
@@ -98,6 +100,26 @@ def run_git(
             stderr=done.stderr.decode("utf-8", "replace"),
         )
     return done.stdout
+
+
+def read_ref(git_dir: Path, ref: str) -> str | None:
+    """The id a full ref name (``refs/...``) holds, read from its file or ``packed-refs``.
+
+    No git process: this runs on every write and every freshness check.
+    """
+    try:
+        return (git_dir / ref).read_text(encoding="ascii").strip() or None
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, UnicodeDecodeError):
+        pass
+    try:
+        packed = (git_dir / "packed-refs").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in packed.splitlines():
+        oid, _, name = line.partition(" ")
+        if name == ref:
+            return oid
+    return None
 
 
 @dataclass(frozen=True)
@@ -147,20 +169,8 @@ class GitRepo:
         return self.read_ref(self.branch)
 
     def read_ref(self, ref: str) -> str | None:
-        """The id a full ref name (``refs/...``) holds, read from its file or ``packed-refs``."""
-        try:
-            return (self.git_dir / ref).read_text(encoding="ascii").strip() or None
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            pass
-        try:
-            packed = (self.git_dir / "packed-refs").read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        for line in packed.splitlines():
-            oid, _, name = line.partition(" ")
-            if name == ref:
-                return oid
-        return None
+        """The id a full ref name (``refs/...``) holds."""
+        return read_ref(self.git_dir, ref)
 
     def blob_id(self, data: bytes) -> str:
         """The id git gives a blob of ``data`` (without writing it)."""

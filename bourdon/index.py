@@ -37,6 +37,7 @@ from rapidfuzz.distance import Levenshtein
 
 from bourdon.digest import digest
 from bourdon.errors import BourdonError
+from bourdon.gitrepo import read_ref
 from bourdon.manifestcache import ManifestCache
 from bourdon.model import (
     ENTITIES,
@@ -286,6 +287,7 @@ class Index:
         self.agents: dict[str, AgentView] = {}
         self.problems: dict[str, str] = {}
         self.generation = 0
+        self.head: str | None = None  # the commit the branch held when the index last looked
         self._files: dict[str, tuple[int, int, int]] = {}
         self._marker: tuple[object, ...] = ()
         self._dirty = True
@@ -324,6 +326,7 @@ class Index:
         with self._lock, _no_gc_pauses():
             self._dirty = False
             self._marker = marker
+            self.head = self._read_head()
             changed = self._rescan()
             if changed:
                 self._rebuild_lookups()
@@ -377,6 +380,11 @@ class Index:
                     }
                 )
         return found
+
+    def _read_head(self) -> str | None:
+        """The branch's commit: its ref file, else its line in ``packed-refs`` (after a gc)."""
+        git_dir = self.root / ".git"
+        return read_ref(git_dir, Path(self._ref_file).relative_to(git_dir).as_posix())
 
     def _branch_ref(self) -> Path:
         git_dir = self.root / ".git"

@@ -49,6 +49,7 @@ QUARANTINED_RULES: Final[dict[str, str]] = {
     "prepare_recognition_context": FILTERED,
     "get_deeper_context": FILTERED,
     "compile_codex_turn": FILTERED,
+    "memory_status": FILTERED,
     "resource:agents": FILTERED,
     "resource:agent_memory": GRANTED,
     "resource:entity": FILTERED,

@@ -27,7 +27,7 @@ import anyio
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from bourdon import __version__, context, policy, reads, writes
+from bourdon import __version__, context, health, policy, reads, writes
 from bourdon.audit import AuditLog
 from bourdon.errors import BourdonError, ForbiddenError, InputError
 from bourdon.federation import (
@@ -45,7 +45,8 @@ from bourdon.httpgate import current_caller
 from bourdon.index import Index
 from bourdon.library import Library, Provenance
 from bourdon.model import Visibility
-from bourdon.server_config import bourdon_home, build_federation
+from bourdon.readers.base import ReaderContext
+from bourdon.server_config import bourdon_home, build_federation, machine_name, reader_context
 from bourdon.trust import Caller, MemberRegistry
 from bourdon.visibility import Scope
 
@@ -245,12 +246,16 @@ def create_server(
     home: Path | None = None,
     peers: list[Peer] | None = None,
     deadlines: tuple[float, float] = (RECOGNITION_DEADLINE, DEFAULT_DEADLINE),
+    readers: health.Readers | None = None,
+    reader_ctx: ReaderContext | None = None,
 ) -> MCPServer:
     """An MCP server answering from the library at ``library``.
 
     ``home`` holds the members and the audit log (default ``$BOURDON_HOME``, else
     ``~/.bourdon``). ``index`` may be shared with the caller (tests, benchmarks); ``watch``
-    starts a file watcher for the server's lifetime.
+    starts a file watcher for the server's lifetime. ``memory_status`` reports the registered
+    readers (``readers``: ``(readers by name, broken plugins)`` instead) as seen from this
+    user's home and environment (``reader_ctx`` instead).
     """
     root = Path(library).expanduser().absolute()
     home = home or bourdon_home()
@@ -258,7 +263,8 @@ def create_server(
     idx.refresh()
     registry = MemberRegistry(home)
     federation = build_federation(home, peers or [])
-    guard = Guard(idx, Library.open(root), registry, AuditLog(home), federation, deadlines)
+    opened = Library.open(root, machine=machine_name())
+    guard = Guard(idx, opened, registry, AuditLog(home), federation, deadlines)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:
@@ -284,11 +290,22 @@ def create_server(
         log_level="WARNING",
         lifespan=lifespan,
     )
+    status = health.LiveStatus(
+        guard.library,
+        home,
+        index=idx,
+        registry=registry,
+        federation=federation,
+        readers=lambda: readers if readers is not None else _load_readers(),
+        ctx=lambda: reader_ctx or reader_context(),
+    )
     register_read_tools(server, guard)
     register_write_tools(server, guard)
+    register_status_tool(server, guard, status)
     register_resources(server, guard)
     server.bourdon_index = idx  # type: ignore[attr-defined]  # for the startup line and tests
     server.bourdon_guard = guard  # type: ignore[attr-defined]
+    server.bourdon_status = status  # type: ignore[attr-defined]
     return server
 
 
@@ -748,6 +765,39 @@ def register_write_tools(server: MCPServer, guard: Guard) -> None:
             ),
             thread=True,
             uses_index=False,
+        )
+
+
+def _load_readers() -> health.Readers:
+    from bourdon.readers import load_readers
+
+    return load_readers()
+
+
+def audience_of(caller: Caller) -> health.Audience:
+    """What a caller may see of the library's health: its namespaces; private rows counted for
+    the local operator only; paths, URLs and names of members, peers and remotes for trusted
+    callers only (quarantined ones get counts)."""
+    return health.Audience(
+        agents=caller.readable(),
+        private=caller.transport == "stdio",
+        detail=caller.trusted,
+        me=caller.id,
+    )
+
+
+def register_status_tool(server: MCPServer, guard: Guard, status: health.LiveStatus) -> None:
+    @server.tool(annotations=READ_ONLY)
+    async def memory_status() -> dict[str, Any]:
+        """The library's health, as far as the caller may see it.
+
+        Agents with row counts by section and visibility, schema versions, readers (last
+        export, drift, erosion, hook failures), staged writes and their age, peers as the
+        server last reached them (it never asks them for this), remotes, member counts, index
+        freshness, and problems, each with the command that fixes it.
+        """
+        return await guard.run(
+            "memory_status", None, lambda c, d: status.report(audience_of(c))
         )
 
 

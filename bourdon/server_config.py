@@ -8,8 +8,12 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bourdon.federation import Federation, Peer, PeerList
+
+if TYPE_CHECKING:
+    from bourdon.readers.base import ReaderContext
 
 
 def bourdon_home() -> Path:
@@ -42,3 +46,11 @@ def machine_name() -> str:
     can still tell their rows apart.
     """
     return os.environ.get("BOURDON_MACHINE") or socket.gethostname()
+
+
+def reader_context(store: Path | None = None) -> ReaderContext:
+    """Where readers look: this user's home and environment, this machine."""
+    from bourdon.readers.base import ReaderContext
+
+    env = dict(os.environ)
+    return ReaderContext(home=Path.home(), env=env, machine=machine_name(), store=store)

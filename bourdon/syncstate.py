@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit, urlunsplit
 
 from bourdon.durable import atomic_write
 from bourdon.errors import InputError
@@ -62,7 +63,7 @@ class RemoteState:
     """One remote as ``bourdon status`` and ``memory_status`` report it."""
 
     name: str
-    url: str
+    url: str  # without the password a URL may carry
     visibility: str  # the highest visibility it receives: "team" or "public"
     last_attempt: str | None  # when a sync with it last started, whatever came of it
     last_sync: str | None  # when a sync with it last completed
@@ -129,7 +130,7 @@ def remote_states(root: Path, repo: GitRepo) -> list[RemoteState]:
         out.append(
             RemoteState(
                 name=name,
-                url=url,
+                url=safe_url(url),
                 visibility=str(visibility_of(repo, name)),
                 last_attempt=state.get("last_attempt"),
                 last_sync=state.get("last_sync"),
@@ -140,6 +141,18 @@ def remote_states(root: Path, repo: GitRepo) -> list[RemoteState]:
             )
         )
     return out
+
+
+def safe_url(url: str) -> str:
+    """A URL without the password it may carry (``https://user:token@host``)."""
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        host = parts.netloc.rpartition("@")[2]
+    except ValueError:
+        return url
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
 
 
 def now() -> str:

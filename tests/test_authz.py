@@ -353,6 +353,7 @@ MATRIX: list[tuple[str, Spec, tuple[Any, ...]]] = [
     ("commit granted, not own", tool("commit_to_federation", agent_id=ATLAS, notes=note("matrix {CALLER}")), (L, L, D, D, U, U)),
     ("commit not granted", tool("commit_to_federation", agent_id=VAULT, notes=note("matrix {CALLER}")), (L, L, D, D, U, U)),
     ("describe_caller", tool("describe_caller"), (A, A, A, A, U, U)),
+    ("memory_status", tool("memory_status"), (A, A, A, A, U, U)),
     ("resource agents", resource("agent-library://agents"), (A, A, A, A, U, U)),
     ("resource memory granted", resource(f"agent-library://agents/{ATLAS}/memory"), (A, A, A, D, U, U)),
     ("resource memory not granted", resource(f"agent-library://agents/{VAULT}/memory"), (A, A, D, D, U, U)),
@@ -628,6 +629,25 @@ async def test_find_entity_does_not_reveal_a_hidden_exact_match(served: Served) 
         f"find_entity('harbor-gatewax') answered {names_before} before and {names_after} after "
         f"{hidden} (not granted) gained that entity"
     )
+
+
+async def test_memory_status_shows_a_quarantined_member_its_namespaces_and_counts(
+    served: Served,
+) -> None:
+    async with http_client(served.url, served.tokens[DESK]) as client:
+        mine = await ask(client, tool("memory_status"))
+    async with http_client(served.url, served.tokens[TRUSTED]) as client:
+        everything = await ask(client, tool("memory_status"))
+    assert mine.outcome == A and everything.outcome == A
+    assert mine.data["scope"] == "filtered" and "library" not in mine.data
+    assert set(mine.data["agents"]["agents"]) == {ATLAS, DESK}
+    assert VAULT in everything.data["agents"]["agents"] and everything.data["scope"] == "full"
+    # Neither member sees private rows, not even counted; the broken file is the operator's.
+    for data in (mine.data, everything.data):
+        assert set(data["agents"]["totals"]["by_visibility"]) == {"public", "team"}
+    assert any(BROKEN in text for text in everything.data["index"]["skipped"])
+    assert mine.data["index"]["skipped"] == [] and "agents" not in mine.data["index"]
+    assert "leftovers" not in mine.data and "peers" not in mine.data["peers"]
 
 
 # -- writes, staging, rotation, audit --------------------------------------------------------

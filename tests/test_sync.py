@@ -613,3 +613,10 @@ def test_two_syncs_of_one_library_at_once_both_finish(tmp_path: Path, remote: Pa
     sent = [len(json.loads(out)["syncs"][0]["sent"]) for out, _ in outcomes]
     assert sorted(sent) == [0, 5]  # the second waited, then found nothing left to send
     assert fsck(remote)[0]
+
+
+def test_remote_list_never_shows_a_password_in_a_url(libraries: Callable[[str], Library]) -> None:
+    a = libraries("laptop")
+    add_remote(a, "forge", "https://ada:s3cret@git.example.com/ada/library.git")
+    urls = {s.name: s.url for s in remote_states(a.root, a.repo)}
+    assert urls["forge"] == "https://ada:***@git.example.com/ada/library.git"

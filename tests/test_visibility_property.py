@@ -97,6 +97,9 @@ UNPROBED_TOOLS = {
     # Writes.
     "commit_to_federation",
     "rollback_agent_memory",
+    # Counts and states, never a row's text; what each caller sees of it is in test_status
+    # and test_authz.
+    "memory_status",
 }
 RESOURCES = {"agent-library://agents"}
 RESOURCE_TEMPLATES = {"agent-library://agents/{agent_id}/memory", "agent-library://entities/{name}"}

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from bourdon.commands import demo, export, history, members, peers, reads, serve, staging, writing
+from bourdon.commands import status as status_commands
 from bourdon.commands import sync as sync_commands
 
 
@@ -20,6 +21,7 @@ def register(sub: Any) -> None:
         members,
         peers,
         sync_commands,
+        status_commands,
         demo,
     ):
         group.register(sub)

@@ -12,9 +12,7 @@ import argparse
 import contextlib
 import io
 import json
-import os
 import shutil
-import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -107,14 +105,9 @@ def available_readers(only: str | None = None) -> tuple[dict[str, Reader], list[
 
 def reader_context(store: str | None = None) -> ReaderContext:
     """Where readers look: this user's home and environment, this machine."""
-    from bourdon.readers.base import ReaderContext
+    from bourdon.server_config import reader_context as context
 
-    return ReaderContext(
-        home=Path.home(),
-        env=dict(os.environ),
-        machine=socket.gethostname(),
-        store=Path(store).expanduser() if store else None,
-    )
+    return context(Path(store).expanduser() if store else None)
 
 
 def _is_library(root: Path) -> bool:
@@ -123,64 +116,22 @@ def _is_library(root: Path) -> bool:
 
 def failure_logs(args: argparse.Namespace) -> list[Path]:
     """Where hook failures are recorded: the library's log, and the fallback in BOURDON_HOME."""
-    from bourdon.export import HOOK_FAILURES, hook_failures_path
+    from bourdon.readerstatus import failure_logs as logs
 
-    root = library_path(args)
-    logs = [hook_failures_path(root)] if _is_library(root) else []
-    return [*logs, home_path() / HOOK_FAILURES]
+    return logs(library_path(args), home_path())
 
 
 def cmd_readers(args: argparse.Namespace) -> int:
-    from bourdon.export import hook_failures, load_watermarks
-    from bourdon.readers.base import Health, store_path
+    from bourdon.readerstatus import reader_report
 
     readers, broken = available_readers()
-    ctx = reader_context()
     root = library_path(args)
-    marks = load_watermarks(root) if _is_library(root) else {}
-    failures = sorted(
-        (f for log in failure_logs(args) for f in hook_failures(log)),
-        key=lambda f: str(f.get("when", "")),
-    )
-    entries: list[dict[str, Any]] = []
-    for name, reader in sorted(readers.items()):
-        try:
-            health = reader.health(ctx)
-            store = store_path(reader, ctx)
-        except Exception as exc:
-            health, store = Health(False, f"health check failed: {type(exc).__name__}: {exc}"), None
-        mark = marks.get(name, {})
-        last_good = mark.get("exported_at") or ""
-        fails = [f for f in failures if f.get("agent") == name]
-        last_fail = fails[-1] if fails else None
-        drift = mark.get("drifting") if isinstance(mark.get("drifting"), dict) else None
-        entries.append(
-            {
-                "reader": name,
-                "agent_type": getattr(reader, "agent_type", None),
-                "present": store is not None and store.exists(),
-                "store": str(store) if store is not None else None,
-                "health": {"ok": health.ok, "message": health.message, "fix": health.fix},
-                "last_export": mark.get("checked_at"),
-                "last_commit": mark.get("committed_at"),
-                "outcome": mark.get("outcome"),
-                "reason": mark.get("reason"),
-                "rows": mark.get("rows"),
-                "drifting": drift is not None,
-                "drift": drift,
-                "last_hook_failure": last_fail,
-                "hook_failure_resolved": bool(
-                    last_fail and last_good and str(last_fail.get("when", "")) < last_good
-                ),
-            }
-        )
-    known = set(readers)
-    other = [f for f in failures if f.get("agent") not in known][-10:]
-    plugins = [{"name": b.name, "target": b.target, "error": b.error} for b in broken]
+    report = reader_report(readers, broken, reader_context(), root, failure_logs(args))
+    entries, plugins, other = report["readers"], report["broken"], report["other_hook_failures"]
     if args.json:
         output.print_json(
             {
-                "library": str(root) if marks or _is_library(root) else None,
+                "library": str(root) if _is_library(root) else None,
                 "readers": entries,
                 "broken": plugins,
                 "other_hook_failures": other,
@@ -195,7 +146,7 @@ def cmd_readers(args: argparse.Namespace) -> int:
             [
                 [
                     e["reader"],
-                    e["store"] if e["present"] else "(none here)",
+                    e["store"] if e["present"] else _nowhere(e),
                     e["rows"],
                     e["last_export"],
                     e["outcome"],
@@ -204,13 +155,15 @@ def cmd_readers(args: argparse.Namespace) -> int:
                 for e in entries
             ],
         )
-    absent = [e["reader"] for e in entries if not e["present"]]
+    absent = [e["reader"] for e in entries if e["present"] is False]
     if absent:
         print(
             f"  no store on this machine for {', '.join(absent)} ('bourdon readers --json' says "
             "where each was looked for, and which variable points at another place)"
         )
     for e in entries:
+        if not e["registered"]:
+            print(f"  {e['reader']}: {e['health']['message']}; its last export is shown")
         if e["present"] and not e["health"]["ok"]:
             fix = f"; fix: {e['health']['fix']}" if e["health"]["fix"] else ""
             print(f"  {e['reader']}: {e['health']['message']}{fix}")
@@ -229,6 +182,10 @@ def cmd_readers(args: argparse.Namespace) -> int:
         for b in plugins:
             print(f"  {b['name']} ({b['target']}): {b['error']}")
     return 0
+
+
+def _nowhere(entry: dict[str, Any]) -> str:
+    return "(none here)" if entry["registered"] else "(not registered)"
 
 
 def _reader(name: str) -> Reader:

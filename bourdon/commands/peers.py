@@ -91,34 +91,43 @@ def cmd_remove(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_check(args: argparse.Namespace) -> int:
+def check_peers(deadline: float) -> dict[str, dict[str, Any]] | None:
+    """Ask every peer of peers.yaml ``list_agents`` once, all at once, under ``deadline`` s.
+
+    Each peer's ``peer_outcome`` plus ``agents`` (how many it listed); ``None`` with no peer.
+    """
     import anyio
 
+    from bourdon.federation import peer_outcome
     from bourdon.server_config import build_federation
 
     federation = build_federation(home_path(), [])
     if federation is None:
-        print("No peers to check.")
-        return 0
+        return None
 
     async def check() -> list[Any]:
         try:
-            return await federation.ask(
-                "list_agents", {"federation_hop": 1}, max(0.1, args.deadline)
-            )
+            return await federation.ask("list_agents", {"federation_hop": 1}, deadline)
         finally:
             await federation.aclose()
 
-    answers = anyio.run(check)
-    rows = [
-        {
-            "peer": a.peer,
-            "reachable": a.payload is not None,
-            "latency_ms": round(a.latency_us / 1000, 1) if a.latency_us is not None else None,
+    return {
+        a.peer: {
+            **peer_outcome(a, "list_agents"),
             "agents": len((a.payload or {}).get("agents") or []) if a.payload else None,
-            "problem": "no answer before the deadline" if a.timed_out else a.error,
         }
-        for a in answers
+        for a in anyio.run(check)
+    }
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    found = check_peers(max(0.1, args.deadline))
+    if found is None:
+        print("No peers to check.")
+        return 0
+    rows = [
+        {"peer": name, **{k: o[k] for k in ("reachable", "latency_ms", "agents", "problem")}}
+        for name, o in found.items()
     ]
     if args.json:
         output.print_json({"peers": rows})
