@@ -620,3 +620,20 @@ def test_remote_list_never_shows_a_password_in_a_url(libraries: Callable[[str], 
     add_remote(a, "forge", "https://ada:s3cret@git.example.com/ada/library.git")
     urls = {s.name: s.url for s in remote_states(a.root, a.repo)}
     assert urls["forge"] == "https://ada:***@git.example.com/ada/library.git"
+
+
+def test_three_machines_editing_one_agent_converge_on_every_row(
+    libraries: Callable[[str], Library],
+) -> None:
+    machines = [libraries(name) for name in ("laptop", "desktop", "server")]
+    for n, library in enumerate(machines):
+        commit(library, "claude-code", known_entities=[entity(f"From-{library.machine}")])
+        commit(library, "codex", notes=[{"date": f"2026-11-0{n + 1}", "text": f"note {n}"}])
+    converge(*machines, rounds=2)
+    wanted = {"From-laptop", "From-desktop", "From-server"}
+    for library in machines:
+        assert names(library, "claude-code") == wanted
+        assert len(library.read("codex").data["notes"]) == 3
+    assert len({library.current_digest("claude-code") for library in machines}) == 1
+    assert len({library.current_digest("codex") for library in machines}) == 1
+    assert all(run_sync(library).up_to_date for library in machines)
