@@ -796,9 +796,7 @@ def register_status_tool(server: MCPServer, guard: Guard, status: health.LiveSta
         server last reached them (it never asks them for this), remotes, member counts, index
         freshness, and problems, each with the command that fixes it.
         """
-        return await guard.run(
-            "memory_status", None, lambda c, d: status.report(audience_of(c))
-        )
+        return await guard.run("memory_status", None, lambda c, d: status.report(audience_of(c)))
 
 
 def register_resources(server: MCPServer, guard: Guard) -> None:
