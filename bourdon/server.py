@@ -21,13 +21,13 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 from mcp.server import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
-from bourdon import __version__, context, health, policy, reads, writes
+from bourdon import __version__, context, policy, reads, writes
 from bourdon.audit import AuditLog
 from bourdon.errors import BourdonError, ForbiddenError, InputError
 from bourdon.federation import (
@@ -45,10 +45,13 @@ from bourdon.httpgate import current_caller
 from bourdon.index import Index
 from bourdon.library import Library, Provenance
 from bourdon.model import Visibility
-from bourdon.readers.base import ReaderContext
 from bourdon.server_config import bourdon_home, build_federation, machine_name, reader_context
 from bourdon.trust import Caller, MemberRegistry
 from bourdon.visibility import Scope
+
+if TYPE_CHECKING:
+    from bourdon import health
+    from bourdon.readers.base import ReaderContext
 
 log = logging.getLogger("bourdon.server")
 
@@ -290,22 +293,28 @@ def create_server(
         log_level="WARNING",
         lifespan=lifespan,
     )
-    status = health.LiveStatus(
-        guard.library,
-        home,
-        index=idx,
-        registry=registry,
-        federation=federation,
-        readers=lambda: readers if readers is not None else _load_readers(),
-        ctx=lambda: reader_ctx or reader_context(),
-    )
+
+    def live_status() -> health.LiveStatus:
+        # Made on the first memory_status call: the health machinery (and the reader plugins
+        # it reports on) stays out of the server's start-up.
+        from bourdon.health import LiveStatus
+
+        return LiveStatus(
+            guard.library,
+            home,
+            index=idx,
+            registry=registry,
+            federation=federation,
+            readers=lambda: readers if readers is not None else _load_readers(),
+            ctx=lambda: reader_ctx or reader_context(),
+        )
+
     register_read_tools(server, guard)
     register_write_tools(server, guard)
-    register_status_tool(server, guard, status)
+    register_status_tool(server, guard, live_status)
     register_resources(server, guard)
     server.bourdon_index = idx  # type: ignore[attr-defined]  # for the startup line and tests
     server.bourdon_guard = guard  # type: ignore[attr-defined]
-    server.bourdon_status = status  # type: ignore[attr-defined]
     return server
 
 
@@ -778,7 +787,9 @@ def audience_of(caller: Caller) -> health.Audience:
     """What a caller may see of the library's health: its namespaces; private rows counted for
     the local operator only; paths, URLs and names of members, peers and remotes for trusted
     callers only (quarantined ones get counts)."""
-    return health.Audience(
+    from bourdon.health import Audience
+
+    return Audience(
         agents=caller.readable(),
         private=caller.transport == "stdio",
         detail=caller.trusted,
@@ -786,7 +797,16 @@ def audience_of(caller: Caller) -> health.Audience:
     )
 
 
-def register_status_tool(server: MCPServer, guard: Guard, status: health.LiveStatus) -> None:
+def register_status_tool(
+    server: MCPServer, guard: Guard, make_status: Callable[[], health.LiveStatus]
+) -> None:
+    made: list[health.LiveStatus] = []
+
+    def report(caller: Caller) -> dict[str, Any]:
+        if not made:
+            made.append(make_status())
+        return made[0].report(audience_of(caller))
+
     @server.tool(annotations=READ_ONLY)
     async def memory_status() -> dict[str, Any]:
         """The library's health, as far as the caller may see it.
@@ -796,7 +816,7 @@ def register_status_tool(server: MCPServer, guard: Guard, status: health.LiveSta
         server last reached them (it never asks them for this), remotes, member counts, index
         freshness, and problems, each with the command that fixes it.
         """
-        return await guard.run("memory_status", None, lambda c, d: status.report(audience_of(c)))
+        return await guard.run("memory_status", None, lambda c, d: report(c))
 
 
 def register_resources(server: MCPServer, guard: Guard) -> None:
