@@ -508,12 +508,18 @@ def watch(
     """
     done = 0
     while rounds is None or done < rounds:
-        with library_opener() as library:
-            for name in names or remote_names(library):
-                try:
-                    on_result(name, sync(library, name), None)
-                except BourdonError as exc:
-                    on_result(name, None, exc)
+        try:
+            library = library_opener()
+        except BourdonError as exc:  # busy, or moved away: say so, and try again next round
+            for name in names or ["*"]:
+                on_result(name, None, exc)
+        else:
+            with library:
+                for name in names or remote_names(library):
+                    try:
+                        on_result(name, sync(library, name), None)
+                    except BourdonError as exc:
+                        on_result(name, None, exc)
         done += 1
         if rounds is None or done < rounds:
             sleep(interval)
