@@ -637,3 +637,20 @@ def test_three_machines_editing_one_agent_converge_on_every_row(
     assert len({library.current_digest("claude-code") for library in machines}) == 1
     assert len({library.current_digest("codex") for library in machines}) == 1
     assert all(run_sync(library).up_to_date for library in machines)
+
+
+def test_bourdon_history_names_what_a_sync_merged(
+    libraries: Callable[[str], Library], capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = libraries("laptop"), libraries("desktop")
+    original_a = commit(a, "claude-code", known_entities=[entity("From-A")])
+    original_b = commit(b, "claude-code", known_entities=[entity("From-B")])
+    run_sync(a)
+    run_sync(b)
+    merge = b.history("claude-code")[0]
+    assert main(["--library", str(b.root), "history", "claude-code"]) == 0
+    line = next(
+        x for x in capsys.readouterr().out.splitlines() if x.startswith(merge.version_id[:12])
+    )
+    assert f"merged origin version {merge.theirs[:12]}" in line
+    assert f"{original_b[7:15]} + {original_a[7:15]}" in line

@@ -13,6 +13,7 @@ from bourdon.digest import digest, digest8, parse_digest
 from bourdon.errors import ConflictError
 
 if TYPE_CHECKING:
+    from bourdon.library import Version
     from bourdon.merge import RowChanges
 
 
@@ -82,11 +83,22 @@ def cmd_history(args: argparse.Namespace) -> int:
     output.table(
         ["VERSION", "TIME", "OP", "CALLER", "DIGEST", "SUBJECT"],
         [
-            [output.short(v.version_id), v.time, v.op, v.caller, v.digest8, v.subject]
+            [output.short(v.version_id), v.time, v.op, v.caller, v.digest8, _subject(v)]
             for v in versions
         ],
     )
     return 0
+
+
+def _subject(version: Version) -> str:
+    """A sync also names what it merged: the remote's version and both sides' digests."""
+    if not version.theirs:
+        return version.subject
+    ours, theirs = (digest8(d) if d else "-" for d in (version.ours_digest, version.theirs_digest))
+    return (
+        f"{version.subject} (merged {version.remote} version {output.short(version.theirs)}: "
+        f"{ours} + {theirs})"
+    )
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
