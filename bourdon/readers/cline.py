@@ -67,17 +67,16 @@ from bourdon.readers.base import (
     clean_text,
     default_health,
     load_json,
-    local_date,
     normalize_path,
     parse_time,
     project_name,
 )
 from bourdon.readers.files import (
     children,
+    described,
     editor_user_dirs,
-    front_matter,
+    memory_notes,
     path_argument,
-    read_memory_file,
 )
 
 NAME: Final = "cline"
@@ -278,22 +277,11 @@ def _rules(folders: list[str], ctx: ReaderContext, stats: ReadStats) -> list[Not
             places.append((rules, cwd))
     notes = []
     for path, folder in places:
-        text, moment = read_memory_file(path, stats)
-        if not text.strip() or moment is None:
-            continue
-        meta, body = front_matter(text)
         label = path.stem if path.suffix == ".md" else ".clinerules"
-        head = f"Cline rule {label}" + (
-            f" ({meta['description']})" if meta.get("description") else ""
-        )
         where = f" for {project_name(folder)}" if folder else ""
-        notes.append(
-            NoteDraft(
-                date=local_date(moment, ctx.tz),
-                text=f"{head}{where}:\n{body}",
-                project=project_name(folder),
-                tag="cline-rule",
-                path=str(path),
-            )
-        )
+
+        def heading(meta: dict[str, str], label: str = label, where: str = where) -> str:
+            return f"Cline rule {label}{described(meta)}{where}"
+
+        notes += memory_notes(path, folder, "cline-rule", ctx.tz, stats, heading=heading)
     return notes

@@ -70,7 +70,6 @@ from bourdon.readers.base import (
     default_health,
     iter_jsonl,
     load_json,
-    local_date,
     normalize_path,
     parse_time,
     project_name,
@@ -78,9 +77,9 @@ from bourdon.readers.base import (
 from bourdon.readers.files import (
     children,
     editor_user_dirs,
+    memory_notes,
     patch_files,
     path_argument,
-    read_memory_file,
     uri_path,
 )
 from bourdon.readers.sqlite import _tables, json_value, read_sqlite
@@ -423,35 +422,11 @@ def _memories(
     folder: Path, workspace: str | None, ctx: ReaderContext, stats: ReadStats
 ) -> list[NoteDraft]:
     notes = []
-    paths = sorted(folder.rglob("*.md")) if folder.is_dir() else []
-    for path in paths:
-        text, moment = read_memory_file(path, stats)
-        if not text.strip() or moment is None:
-            continue
-        items = _bullets(text) or [text]
-        for item in items:
-            notes.append(
-                NoteDraft(
-                    date=local_date(moment, ctx.tz),
-                    text=item,
-                    project=project_name(workspace),
-                    tag="copilot-memory",
-                    path=workspace or str(path),
-                )
-            )
+    for path in sorted(folder.rglob("*.md")) if folder.is_dir() else []:
+        notes += memory_notes(
+            path, workspace, "copilot-memory", ctx.tz, stats, per_bullet=True, where=workspace
+        )
     return notes
-
-
-def _bullets(text: str) -> list[str]:
-    """The items of a Markdown bullet list (continuation lines joined)."""
-    items: list[str] = []
-    for line in text.replace("\r\n", "\n").split("\n"):
-        match = re.match(r"^\s{0,3}[-*+]\s+(.*)$", line)
-        if match:
-            items.append(match.group(1).strip())
-        elif items and line.startswith(("  ", "\t")) and line.strip():
-            items[-1] += " " + line.strip()
-    return [i for i in items if i]
 
 
 def _instructions(folders: list[str], ctx: ReaderContext, stats: ReadStats) -> list[NoteDraft]:
@@ -460,15 +435,6 @@ def _instructions(folders: list[str], ctx: ReaderContext, stats: ReadStats) -> l
         if is_windows_path(folder) and sys.platform != "win32":
             continue
         path = Path(folder) / ".github" / "copilot-instructions.md"
-        text, moment = read_memory_file(path, stats)
-        if text.strip() and moment is not None:
-            notes.append(
-                NoteDraft(
-                    date=local_date(moment, ctx.tz),
-                    text=f"Copilot instructions for {project_name(folder)}:\n{text}",
-                    project=project_name(folder),
-                    tag="copilot-instructions",
-                    path=str(path),
-                )
-            )
+        heading = f"Copilot instructions for {project_name(folder)}"
+        notes += memory_notes(path, folder, "copilot-instructions", ctx.tz, stats, heading=heading)
     return notes

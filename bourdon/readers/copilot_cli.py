@@ -61,13 +61,18 @@ from bourdon.readers.base import (
     clean_text,
     default_health,
     iter_jsonl,
-    local_date,
     normalize_path,
     parse_time,
     project_name,
     store_path,
 )
-from bourdon.readers.files import children, patch_files, path_argument, read_memory_file
+from bourdon.readers.files import (
+    children,
+    memory_notes,
+    patch_files,
+    path_argument,
+    read_memory_file,
+)
 from bourdon.readers.sqlite import _tables, read_sqlite
 
 NAME: Final = "copilot-cli"
@@ -349,16 +354,6 @@ def _instructions(
             places.append((Path(folder) / ".github" / "copilot-instructions.md", folder))
     notes = []
     for path, cwd in places:
-        text, moment = read_memory_file(path, stats)
-        if text.strip() and moment is not None:
-            where = f" for {project_name(cwd)}" if cwd else ""
-            notes.append(
-                NoteDraft(
-                    date=local_date(moment, ctx.tz),
-                    text=f"Copilot instructions{where}:\n{text}",
-                    project=project_name(cwd),
-                    tag="copilot-instructions",
-                    path=str(path),
-                )
-            )
+        heading = "Copilot instructions" + (f" for {project_name(cwd)}" if cwd else "")
+        notes += memory_notes(path, cwd, "copilot-instructions", ctx.tz, stats, heading=heading)
     return notes

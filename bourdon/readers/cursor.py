@@ -69,17 +69,15 @@ from bourdon.readers.base import (
     clean_text,
     default_health,
     load_json,
-    local_date,
     parse_time,
-    project_name,
     store_path,
 )
 from bourdon.readers.files import (
     children,
+    described,
     editor_user_dirs,
-    front_matter,
+    memory_notes,
     path_argument,
-    read_memory_file,
     uri_path,
 )
 from bourdon.readers.sqlite import _tables, json_value, read_sqlite
@@ -409,21 +407,10 @@ def _rules(folders: list[str], ctx: ReaderContext, stats: ReadStats) -> list[Not
         base = Path(folder)
         rules = sorted((base / ".cursor" / "rules").glob("*.mdc")) if base.is_dir() else []
         for path in [*rules, base / ".cursorrules"]:
-            text, moment = read_memory_file(path, stats)
-            if not text or moment is None:
-                continue
-            meta, body = front_matter(text)
             label = path.stem if path.suffix == ".mdc" else ".cursorrules"
-            head = f"Cursor rule {label}" + (
-                f" ({meta['description']})" if meta.get("description") else ""
-            )
-            notes.append(
-                NoteDraft(
-                    date=local_date(moment, ctx.tz),
-                    text=f"{head}:\n{body}",
-                    project=project_name(folder),
-                    tag="cursor-rule",
-                    path=str(path),
-                )
-            )
+
+            def heading(meta: dict[str, str], label: str = label) -> str:
+                return f"Cursor rule {label}{described(meta)}"
+
+            notes += memory_notes(path, folder, "cursor-rule", ctx.tz, stats, heading=heading)
     return notes

@@ -8,16 +8,19 @@ from __future__ import annotations
 import json
 import re
 import sys
-from datetime import UTC, datetime
+from collections.abc import Callable
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Final, TypeVar
 from urllib.parse import unquote, urlparse
 
-from bourdon.readers.assembly import safe_text, unique
+from bourdon.readers.assembly import NoteDraft, safe_text, unique
 from bourdon.readers.base import (
     ReaderContext,
     ReadStats,
+    local_date,
     normalize_path,
+    project_name,
 )
 
 PATH_KEYS: Final = (
@@ -77,6 +80,53 @@ def read_memory_file(path: Path, stats: ReadStats) -> tuple[str, datetime | None
     stats.files += 1
     text = raw.decode("utf-8", "replace").lstrip("\ufeff")
     return text, datetime.fromtimestamp(info.st_mtime, UTC)
+
+
+def memory_notes(
+    path: Path,
+    folder: str | None,
+    tag: str,
+    tz: tzinfo | None,
+    stats: ReadStats,
+    *,
+    heading: str | Callable[[dict[str, str]], str] | None = None,
+    per_bullet: bool = False,
+    where: str | None = None,
+) -> list[NoteDraft]:
+    """An agent's memory, instruction or rule file as notes of the project ``folder``.
+
+    One note per bullet (``per_bullet``; the whole text when it has none), else one note whose
+    text is ``heading:`` and the file. A callable ``heading`` is given the file's front matter,
+    which is then left out of the text (rule files describe themselves there). Dated by the
+    file's modification time; none for a missing, empty or oversized file.
+    """
+    text, moment = read_memory_file(path, stats)
+    if not text.strip() or moment is None:
+        return []
+    date, project, where = local_date(moment, tz), project_name(folder), where or str(path)
+    if per_bullet:
+        return [NoteDraft(date, item, project, tag, where) for item in bullets(text) or [text]]
+    if callable(heading):
+        meta, text = front_matter(text)
+        heading = heading(meta)
+    return [NoteDraft(date, f"{heading}:\n{text}" if heading else text, project, tag, where)]
+
+
+def described(meta: dict[str, str]) -> str:
+    """`` (<description>)`` from a rule file's front matter, or nothing."""
+    return f" ({meta['description']})" if meta.get("description") else ""
+
+
+def bullets(text: str) -> list[str]:
+    """The items of a Markdown bullet list (continuation lines joined)."""
+    items: list[str] = []
+    for line in text.replace("\r\n", "\n").split("\n"):
+        match = re.match(r"^\s{0,3}[-*+]\s+(.*)$", line)
+        if match:
+            items.append(match.group(1).strip())
+        elif items and line.startswith(("  ", "\t")) and line.strip():
+            items[-1] += " " + line.strip()
+    return [i for i in items if i]
 
 
 def path_argument(params: object) -> str | None:

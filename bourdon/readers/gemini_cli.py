@@ -71,7 +71,13 @@ from bourdon.readers.base import (
     project_name,
     store_path,
 )
-from bourdon.readers.files import children, path_argument, read_memory_file
+from bourdon.readers.files import (
+    bullets,
+    children,
+    memory_notes,
+    path_argument,
+    read_memory_file,
+)
 
 NAME: Final = "gemini-cli"
 EDIT_TOOLS: Final = frozenset({"write_file", "replace", "edit", "smart_edit"})
@@ -333,24 +339,4 @@ def _split_memories(text: str) -> tuple[str, list[str]]:
 def _memory_file(
     path: Path, folder: str | None, ctx: ReaderContext, stats: ReadStats
 ) -> list[NoteDraft]:
-    text, moment = read_memory_file(path, stats)
-    if not text.strip() or moment is None:
-        return []
-    where = folder or str(path)
-    items = bullets(text) or [text]
-    return [
-        NoteDraft(local_date(moment, ctx.tz), i, project_name(folder), "gemini-memory", where)
-        for i in items
-    ]
-
-
-def bullets(text: str) -> list[str]:
-    """The items of a Markdown bullet list (continuation lines joined)."""
-    items: list[str] = []
-    for line in text.replace("\r\n", "\n").split("\n"):
-        match = re.match(r"^\s{0,3}[-*+]\s+(.*)$", line)
-        if match:
-            items.append(match.group(1).strip())
-        elif items and line.startswith(("  ", "\t")) and line.strip():
-            items[-1] += " " + line.strip()
-    return [i for i in items if i]
+    return memory_notes(path, folder, "gemini-memory", ctx.tz, stats, per_bullet=True, where=folder)
