@@ -34,6 +34,7 @@ from bourdon.digest import digest8
 from bourdon.errors import BourdonError
 from bourdon.federation import PeerList
 from bourdon.gitrepo import run_git
+from bourdon.library import pid_alive
 from bourdon.model import AGENTS_DIR, LOCAL_DIR, ROW_SECTIONS, SUFFIX, row_visibility
 from bourdon.readerstatus import failure_logs, reader_report
 from bourdon.syncstate import remote_states, safe_url
@@ -215,7 +216,7 @@ def leftovers(root: Path, repo: GitRepo, now: float | None = None) -> list[dict[
     intent = _json(local / "intent.json")
     if intent is not None:
         pid = intent.get("pid") if isinstance(intent, dict) else None
-        if not _alive(pid):
+        if not pid_alive(pid):
             paths = intent.get("paths") if isinstance(intent, dict) else None
             found.append(
                 {
@@ -227,7 +228,7 @@ def leftovers(root: Path, repo: GitRepo, now: float | None = None) -> list[dict[
             )
     with contextlib.suppress(OSError, ValueError):
         pid = int((local / "write.pid").read_text(encoding="ascii"))
-        if not _alive(pid):
+        if not pid_alive(pid):
             found.append({"kind": "write_pid", "path": f"{LOCAL_DIR}/write.pid", "pid": pid})
     with contextlib.suppress(OSError):
         for lock in repo.stale_locks():
@@ -244,20 +245,6 @@ def _json(path: Path) -> Any:
         return None
     except (OSError, ValueError):
         return {}  # there, but unreadable: still a leftover
-
-
-def _alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return True
 
 
 # -- doctor's slow checks ----------------------------------------------------------------

@@ -742,7 +742,7 @@ class Library:
             f"{LOCAL}/history/.*.tmp",
         ):
             for tmp in self.root.glob(pattern):
-                if not _pid_alive(_temp_pid(tmp.name)):
+                if not pid_alive(_temp_pid(tmp.name)):
                     yield tmp
 
     def _restore(self, path: str, head: str | None) -> list[str]:
@@ -1050,9 +1050,12 @@ def _temp_pid(name: str) -> int | None:
         return None
 
 
-def _pid_alive(pid: int | None) -> bool:
-    if pid is None or pid == os.getpid():
-        return pid == os.getpid()
+def pid_alive(pid: object) -> bool:
+    """Is a process with this id running (ours included)? Anything but a positive int: no."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    if pid == os.getpid():
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
