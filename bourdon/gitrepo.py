@@ -429,14 +429,9 @@ class GitRepo:
 
     # -- refs and remotes ----------------------------------------------------------------
 
-    def resolve_ref(self, ref: str) -> str | None:
-        """The commit a ref names, or ``None`` if there is no such ref."""
-        out = run_git(self.root, "rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False)
-        return out.decode().strip() or None
-
-    def set_ref(self, ref: str, commit: str, old: str | None = None) -> None:
-        """Point ``ref`` at ``commit``; with ``old``, only if it still points there."""
-        run_git(self.root, "update-ref", ref, commit, *([old] if old else []))
+    def set_ref(self, ref: str, commit: str) -> None:
+        """Point ``ref`` at ``commit`` (``git update-ref``: locked, logged, fsynced)."""
+        run_git(self.root, "update-ref", ref, commit)
 
     def delete_ref(self, ref: str) -> None:
         run_git(self.root, "update-ref", "-d", ref, check=False)
@@ -473,29 +468,29 @@ class GitRepo:
             found[key[len("remote.") : -len(".url")]] = url
         return found
 
-    def fetch(self, remote: str, branch: str, timeout: float) -> str | None:
-        """Fetch one branch of ``remote``; return its commit, ``None`` if it has none yet.
+    def fetch(self, remote: str, branch: str, into: str, timeout: float) -> str | None:
+        """Fetch one branch of ``remote`` into the local ref ``into``; return its commit.
 
-        Nothing local moves but ``FETCH_HEAD``: the caller decides what to do with the commit.
+        ``None`` when the remote has no such branch yet (nothing was ever pushed to it).
         """
-        heads = run_git(
-            self.root, "ls-remote", "--heads", remote, branch, network=True, timeout=timeout
-        ).decode()
-        if not heads.strip():
-            return None
-        run_git(
-            self.root,
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--no-write-fetch-head",
-            "--no-auto-gc",
-            remote,
-            f"+refs/heads/{branch}:refs/bourdon/incoming/{remote}",
-            network=True,
-            timeout=timeout,
-        )
-        return self.resolve_ref(f"refs/bourdon/incoming/{remote}")
+        try:
+            run_git(
+                self.root,
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--no-auto-gc",
+                remote,
+                f"+refs/heads/{branch}:{into}",
+                network=True,
+                timeout=timeout,
+            )
+        except GitError as exc:
+            if "couldn't find remote ref" in str(exc.details.get("stderr") or ""):
+                return None
+            raise
+        return self.read_ref(into)
 
     def push(self, remote: str, commit: str, branch: str, timeout: float) -> bool:
         """Push ``commit`` to ``branch`` of ``remote`` as a fast-forward only.

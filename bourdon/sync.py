@@ -230,7 +230,7 @@ def _round(
     """One fetch-integrate-publish-push; ``False`` when the push lost a race."""
     repo = library.repo
     say(f"fetching {name}")
-    theirs = repo.fetch(name, BRANCH, timeout)
+    theirs = repo.fetch(name, BRANCH, incoming_ref(name), timeout)
     report.remote_commit = theirs
     base = repo.read_ref(synced_ref(name))
     report.sent, report.skipped = [], []  # what was received in a lost round stays received
