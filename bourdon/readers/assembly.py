@@ -71,7 +71,12 @@ class NoteDraft:
 
 
 def visibility(path: str | None, home: Path) -> str:
-    """ "private" under ``~/personal`` or ``~/private`` (this home or any user's), else "team"."""
+    """A row's visibility from its working directory, or the file a note comes from.
+
+    "private" under ``~/personal`` or ``~/private`` (``~`` being this home or any user's home:
+    ``/home/<user>``, ``/Users/<user>``, ``C:\\Users\\<user>``, ``/mnt/<drive>/Users/<user>``),
+    else "team". (``assemble`` makes a project private when any of its sessions is.)
+    """
     if not path:
         return "team"
     text = path.replace("\\", "/")

@@ -39,11 +39,7 @@ timestamp in the user's time zone, ``""`` if none; working directory; the summar
 and the user's own prompts as key actions; files edited); project entities and files touched
 in several sessions; notes from the memory files.
 
-Visibility (the same rule in every reader): a row is "private" when its working directory, or
-the file a note comes from, is under ``~/personal`` or ``~/private`` (``~`` being this home or
-any user's home: ``/home/<user>``, ``/Users/<user>``, ``C:\\Users\\<user>``,
-``/mnt/<drive>/Users/<user>``); every other row is "team". A project is private if any of its
-sessions is.
+Visibility (the same rule in every reader): ``readers.assembly.visibility``.
 """
 
 from __future__ import annotations
