@@ -600,3 +600,33 @@ def test_allow_unauthenticated_off_loopback_does_not_start(
     assert capsys.readouterr().err.startswith(
         f"bourdon: --allow-unauthenticated serves on loopback only, not on --host {host}"
     )
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_the_http_serving_line_says_tokenless_requests_read_public_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], quiet: bool
+) -> None:
+    import logging
+
+    import uvicorn
+
+    started: list[tuple[str, int]] = []
+    monkeypatch.setattr(
+        uvicorn.Server,
+        "run",
+        lambda self, *a, **k: started.append((self.config.host, self.config.port)),
+    )
+    monkeypatch.setattr(logging, "basicConfig", lambda **kwargs: None)
+    root = tmp_path / "lib"
+    Library.init(root).close()
+    argv = ["serve", "--transport", "http", "--port", "7", "--library", str(root), "--no-watch",
+            "--allow-unauthenticated"] + (["--quiet"] if quiet else [])  # fmt: skip
+    assert main(argv) == 0
+    assert started == [("127.0.0.1", 7)]
+    expected = (
+        ""
+        if quiet
+        else f"bourdon: serving {root} (0 agents) at http://127.0.0.1:7/mcp, 0 active member(s), "
+        "requests without a token read public rows only\n"
+    )
+    assert capsys.readouterr().err == expected
