@@ -84,12 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
         "130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"bourdon {__version__}")
-    parser.add_argument(
-        "--library",
-        metavar="PATH",
-        help="the library folder (default: $BOURDON_LIBRARY, else ~/agent-library)",
+    commands.add_global_options(parser, after_command=False)
+    # Every command's parser (and its verbs', which inherit the class) takes the global
+    # options after the command too: the reference CLI's form (`bourdon serve --library P`).
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=commands.CommandParser
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     commands.register(sub)
     return parser
@@ -98,6 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from bourdon.commands import refused_json
+
+    refusal = refused_json(args)
+    if refusal is not None:
+        output.error(refusal)
+        return 2
     handler: Handler = args.func
     try:
         return handler(args)

@@ -46,15 +46,39 @@ class Peer:
 
 
 def parse_peer(text: str) -> Peer:
-    """``NAME=URL`` (the ``--peer`` flag) or a bare URL (named after its host)."""
-    name, sep, url = text.partition("=")
-    if not sep:
-        url, name = text, (text.split("//")[-1].split("/")[0].split(":")[0] or "peer")
-        name = "".join(c if c.isalnum() or c in "-_" else "-" for c in name.lower())
+    """``NAME=URL`` (the ``--peer`` flag) or a bare URL, the reference's form.
+
+    A bare URL's peer is named after its host and port (``http://127.0.0.1:7501`` ->
+    ``127-0-0-1-7501``), a valid peer name where the reference would use the URL itself.
+    """
+    if text.startswith(("http://", "https://")):
+        name, url = peer_name_of(text), text
+    else:
+        name, sep, url = text.partition("=")
+        if not sep:
+            raise InputError(f"--peer {text!r}: give a URL (http://HOST:PORT) or NAME=URL")
     check_agent_id(name, "peer name")
     if not url.startswith(("http://", "https://")):
         raise InputError(f"peer URL {url!r} must start with http:// or https://")
+    if "?" in url or "#" in url:
+        raise InputError(f"peer URL {url!r} must not have a query or a fragment")
     return Peer(name, url if url.rstrip("/").endswith("/mcp") else url.rstrip("/") + "/mcp")
+
+
+def peer_name_of(url: str) -> str:
+    """A peer name made of a URL's host and port: lower-case letters, digits and dashes."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        raise InputError(f"peer URL {url!r} has a port that is not a number") from None
+    if not parts.hostname:
+        raise InputError(f"peer URL {url!r} names no host")
+    words = f"{parts.hostname}-{port or ''}".lower()
+    cleaned = "".join(c if c.isascii() and c.isalnum() else "-" for c in words)
+    return "-".join(part for part in cleaned.split("-") if part)[:64].rstrip("-") or "peer"
 
 
 class PeerList:

@@ -10,6 +10,10 @@ each tool or resource has one rule:
 - ``own``: a write, allowed only under the caller's own agent id, and staged, never live;
 - ``deny``: never (rollback: a deletion wearing a restore's clothes);
 - ``allow``: always (``describe_caller``).
+
+The anonymous caller (a tokenless request to ``serve --allow-unauthenticated``) may call only
+``ANONYMOUS_READS``: the reads that apply the caller's visibility ceiling (public) to every
+row they return. Writes, history, rollback and the health report are refused with 403.
 """
 
 from __future__ import annotations
@@ -56,10 +60,36 @@ QUARANTINED_RULES: Final[dict[str, str]] = {
 }
 
 
+ANONYMOUS_READS: Final = frozenset(
+    {
+        "find_entity",
+        "query_agent_memory",
+        "get_cross_agent_summary",
+        "list_recent_work",
+        "list_workstreams",
+        "list_notes",
+        "list_agents",
+        "describe_caller",
+        "prepare_recognition_context",
+        "get_deeper_context",
+        "compile_codex_turn",
+        "resource:agents",
+        "resource:agent_memory",
+        "resource:entity",
+    }
+)
+
+
 def decide(caller: Caller, op: str, namespace: str | None = None) -> Decision:
     """May ``caller`` run ``op`` (on ``namespace``, when the call names one)?"""
     if caller.trusted:
         return Decision(True, 200, "trusted")
+    if caller.is_anonymous:
+        if op in ANONYMOUS_READS:
+            return Decision(True, 200, "anonymous: public rows only")
+        return Decision(
+            False, 403, f"{op} needs a member token (bourdon member add NAME gives one)"
+        )
     rule = QUARANTINED_RULES.get(op, DENY)
     if rule == ALLOW:
         return Decision(True, 200, "allowed to every member")

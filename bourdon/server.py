@@ -203,12 +203,12 @@ class Guard:
 
 
 def seen_level(caller: Caller) -> int:
-    """The widest visibility a caller is ever shown: private only to the local operator."""
-    return int(Visibility.PRIVATE if caller.transport == "stdio" else Visibility.TEAM)
+    """The widest visibility a caller is ever shown (``Caller.ceiling``)."""
+    return int(caller.ceiling)
 
 
 def scope_of(caller: Caller) -> Scope:
-    return Scope(caller.readable(), caller.transport == "stdio")
+    return Scope(caller.readable(), caller.transport == "stdio", caller.ceiling)
 
 
 def provenance_of(caller: Caller, session_id: str | None, transcript_ref: str | None) -> Provenance:
@@ -248,6 +248,7 @@ def create_server(
     watch: bool = True,
     home: Path | None = None,
     peers: list[Peer] | None = None,
+    peers_file: bool = True,
     deadlines: tuple[float, float] = (RECOGNITION_DEADLINE, DEFAULT_DEADLINE),
     readers: health.Readers | None = None,
     reader_ctx: ReaderContext | None = None,
@@ -255,17 +256,18 @@ def create_server(
     """An MCP server answering from the library at ``library``.
 
     ``home`` holds the members and the audit log (default ``$BOURDON_HOME``, else
-    ``~/.bourdon``). ``index`` may be shared with the caller (tests, benchmarks); ``watch``
-    starts a file watcher for the server's lifetime. ``memory_status`` reports the registered
-    readers (``readers``: ``(readers by name, broken plugins)`` instead) as seen from this
-    user's home and environment (``reader_ctx`` instead).
+    ``~/.bourdon``); the peers are ``peers`` and, unless ``peers_file`` is false, those of
+    ``home``'s ``peers.yaml``. ``index`` may be shared with the caller (tests, benchmarks);
+    ``watch`` starts a file watcher for the server's lifetime. ``memory_status`` reports the
+    registered readers (``readers``: ``(readers by name, broken plugins)`` instead) as seen
+    from this user's home and environment (``reader_ctx`` instead).
     """
     root = Path(library).expanduser().absolute()
     home = home or bourdon_home()
     idx = index or Index(root)
     idx.refresh()
     registry = MemberRegistry(home)
-    federation = build_federation(home, peers or [])
+    federation = build_federation(home, peers or [], peers_file=peers_file)
     opened = Library.open(root, machine=machine_name())
     guard = Guard(idx, opened, registry, AuditLog(home), federation, deadlines)
 
@@ -685,15 +687,16 @@ def merge_recognition(answer: dict[str, Any], answers: list[PeerAnswer], level: 
 
 def describe(caller: Caller) -> dict[str, Any]:
     readable = caller.readable()
+    anonymous = caller.is_anonymous
     return {
         "member_id": caller.id,
         "tier": caller.tier,
         "transport": caller.transport,
-        "authenticated": caller.transport != "stdio",
+        "authenticated": caller.transport != "stdio" and not anonymous,
         "grants": sorted(caller.grants),
         "readable_namespaces": "all" if readable is None else sorted(readable),
-        "writes": "live" if caller.trusted else "staged for review",
-        "writable_namespaces": "all" if caller.trusted else [caller.id],
+        "writes": "refused" if anonymous else "live" if caller.trusted else "staged for review",
+        "writable_namespaces": [] if anonymous else "all" if caller.trusted else [caller.id],
         "can_rollback": caller.trusted,
         "private_rows": "visible on request" if caller.transport == "stdio" else "never",
     }

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from bourdon.federation import Federation, Peer, PeerList
 
+SHARED_TOKEN_ENV = "BOURDON_PEER_TOKEN"
+
 if TYPE_CHECKING:
     from bourdon.readers.base import ReaderContext
 
@@ -21,17 +23,30 @@ def bourdon_home() -> Path:
     return Path(os.environ.get("BOURDON_HOME") or "~/.bourdon").expanduser()
 
 
-def build_federation(home: Path, extra: list[Peer]) -> Federation | None:
-    """The peers of ``peers.yaml`` and of ``--peer``, with their tokens from the environment."""
-    by_name = {p.name: p for p in [*PeerList(home).peers(), *extra]}
+def build_federation(
+    home: Path, extra: list[Peer], *, peers_file: bool = True
+) -> Federation | None:
+    """The peers of ``peers.yaml`` (unless ``peers_file`` is false) and of ``--peer``, with
+    their tokens from the environment."""
+    listed = PeerList(home).peers() if peers_file else []
+    by_name = {p.name: p for p in [*listed, *extra]}
     if not by_name:
         return None
     tokens = {}
     for peer in by_name.values():
-        variable = peer.token_env or default_token_env(peer.name)
-        if os.environ.get(variable):
-            tokens[peer.name] = os.environ[variable]
+        token = peer_token(peer)
+        if token:
+            tokens[peer.name] = token
     return Federation(list(by_name.values()), tokens)
+
+
+def peer_token(peer: Peer) -> str | None:
+    """The token presented to ``peer``: from its ``token_env``; for a peer that names none,
+    ``$BOURDON_PEER_TOKEN_<NAME>``, else ``$BOURDON_PEER_TOKEN``, the reference's one
+    variable, so a setup made for the reference Bourdon keeps its token."""
+    if peer.token_env:
+        return os.environ.get(peer.token_env) or None
+    return os.environ.get(default_token_env(peer.name)) or os.environ.get(SHARED_TOKEN_ENV) or None
 
 
 def default_token_env(name: str) -> str:

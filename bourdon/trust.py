@@ -37,13 +37,14 @@ import filelock
 from bourdon import yamlio
 from bourdon.durable import atomic_write
 from bourdon.errors import InputError, LibraryError, NotFoundError
-from bourdon.model import check_agent_id
+from bourdon.model import Visibility, check_agent_id
 
 TOKEN_PREFIX: Final = "bdn_"
 TRUSTED: Final = "trusted"
 QUARANTINED: Final = "quarantined"
 TIERS: Final = (TRUSTED, QUARANTINED)
 OPERATOR: Final = "operator"
+ANONYMOUS: Final = "anonymous"  # the id and tier of a tokenless HTTP caller (see Caller.anonymous)
 REGISTRY_FILE: Final = "federation.yaml"
 
 
@@ -109,21 +110,41 @@ class Caller:
         """The local user on stdio: trusted, every namespace."""
         return cls(OPERATOR, TRUSTED, frozenset(), "stdio")
 
+    @classmethod
+    def anonymous(cls) -> Caller:
+        """A request without a token to ``serve --allow-unauthenticated`` (loopback only):
+        public rows of every namespace, no write (policy.ANONYMOUS_READS)."""
+        return cls(ANONYMOUS, ANONYMOUS, frozenset(), "http")
+
     @property
     def is_operator(self) -> bool:
         return self.transport == "stdio" and self.id == OPERATOR
+
+    @property
+    def is_anonymous(self) -> bool:
+        return self.tier == ANONYMOUS
+
+    @property
+    def ceiling(self) -> Visibility:
+        """The widest visibility this caller is ever shown, whatever it asks: private only
+        to the local operator, public only to the anonymous caller."""
+        if self.transport == "stdio":
+            return Visibility.PRIVATE
+        return Visibility.PUBLIC if self.is_anonymous else Visibility.TEAM
 
     @property
     def trusted(self) -> bool:
         return self.tier == TRUSTED
 
     def may_read(self, agent_id: str) -> bool:
-        """Trusted callers read every namespace; quarantined ones their grants and their own."""
-        return self.trusted or agent_id == self.id or agent_id in self.grants
+        """Trusted (and anonymous) callers read every namespace; quarantined ones their grants
+        and their own."""
+        return self.trusted or self.is_anonymous or agent_id == self.id or agent_id in self.grants
 
     def readable(self) -> frozenset[str] | None:
-        """The namespaces this caller may read; ``None`` means all of them."""
-        return None if self.trusted else self.grants | {self.id}
+        """The namespaces this caller may read; ``None`` means all of them (for the anonymous
+        caller too: it sees only public rows, which any namespace may show)."""
+        return None if self.trusted or self.is_anonymous else self.grants | {self.id}
 
 
 def _now() -> str:

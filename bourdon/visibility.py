@@ -52,11 +52,13 @@ class Access:
 class Scope:
     """What the caller's identity allows, whatever it asks: namespaces, and whether it is local.
 
-    ``agents`` None means every namespace. Callers over the network are not ``local``.
+    ``agents`` None means every namespace. Callers over the network are not ``local``; the
+    anonymous caller (``serve --allow-unauthenticated``) has a ``ceiling`` of public.
     """
 
     agents: frozenset[str] | None = None
     local: bool = True
+    ceiling: Visibility = Visibility.PRIVATE
 
 
 OPEN = Scope()
@@ -83,6 +85,9 @@ def resolve(
     elif level is Visibility.PRIVATE and not scope.local:
         level = Visibility.TEAM
         warning = "private rows never leave this machine; answered at team"
+    if level > scope.ceiling:
+        level = scope.ceiling
+        warning = f"a caller without a token is answered at {scope.ceiling}"
     return Access(level, str(requested), bool(include_private), warning, scope.agents)
 
 

@@ -193,11 +193,12 @@ def test_version(cli: Any) -> None:
     assert __version__ == "0.1.0"
 
 
-def test_global_options_after_the_command_are_refused(cli: Any, root: Path) -> None:
-    result = cli("history", "ada", "--library", root)
-    assert result.code == 2
-    assert "unrecognized arguments: --library" in result.err
-    assert result.out == ""
+def test_global_options_after_the_command_mean_what_they_mean_before_it(
+    cli: Any, root: Path
+) -> None:
+    result = cli("history", "ada", "--library", root)  # the reference CLI's form (issue 11)
+    assert (result.code, result.err) == (4, "bourdon: no agent 'ada' in this library; see "
+                                            "'bourdon agents'\n")  # the library was found
 
 
 def test_usage_errors_print_usage_and_exit_2_without_json(cli: Any, root: Path) -> None:
