@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -36,6 +37,8 @@ from typing import Any, Final
 from bourdon import yamlio
 from bourdon.errors import InputError, LibraryError, NotFoundError
 from bourdon.model import Visibility, check_agent_id
+
+log = logging.getLogger("bourdon.federation")
 
 PEERS_FILE: Final = "peers.yaml"
 RECOGNITION_DEADLINE: Final = 0.2
@@ -227,14 +230,16 @@ def _capped_transport(limits: Any, cap: int) -> Any:
         """Raised while reading: the SDK turns it into a failed call, never a crash."""
 
     class Capped(httpx2.AsyncByteStream):
-        def __init__(self, inner: httpx2.AsyncByteStream) -> None:
-            self.inner = inner
+        def __init__(self, inner: httpx2.AsyncByteStream, url: str) -> None:
+            self.inner, self.url = inner, url
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
             seen = 0
             async for chunk in self.inner:
                 seen += len(chunk)
                 if seen > cap:
+                    # Said here: over SSE the SDK reports only that the stream ended.
+                    log.warning("a peer answer from %s was over %s bytes: dropped", self.url, cap)
                     raise TooLargeError(f"peer answer over {cap:,} bytes")
                 yield chunk
 
@@ -245,7 +250,7 @@ def _capped_transport(limits: Any, cap: int) -> Any:
         async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
             response = await super().handle_async_request(request)
             if isinstance(response.stream, httpx2.AsyncByteStream):  # always, from this base
-                response.stream = Capped(response.stream)
+                response.stream = Capped(response.stream, str(request.url))
             return response
 
     return Transport(limits=limits)

@@ -405,18 +405,25 @@ def test_an_answer_sent_only_as_json_text_is_read_like_structured_content() -> N
             answer_payload(refused)
 
 
-async def test_a_peer_answer_over_the_byte_budget_is_dropped_not_read(world: World) -> None:
-    """The reference answers over SSE, ours with JSON bodies: both are cut at the budget."""
+async def test_a_peer_answer_over_the_byte_budget_is_dropped_not_read(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The reference answers over SSE, ours with JSON bodies: both are cut at the budget, and
+    the server log says why (over SSE the SDK only says the stream ended)."""
     asked = {"name": "ledgerline", "access_level": "team", "federation_hop": 1}
     for url, token in ((world.ref_url, world.ref_token), (world.our_url, world.our_token)):
         for budget, answers in ((MAX_ANSWER_BYTES, True), (512, False)):
+            caplog.clear()
             federation = Federation([Peer("p", url)], {"p": token}, max_answer_bytes=budget)
             try:
                 (answer,) = await federation.ask("find_entity", asked, 20.0)
             finally:
                 await federation.aclose()
             assert (answer.payload is not None) is answers, (url, budget, answer.error)
+            said = [r.getMessage() for r in caplog.records if r.name == "bourdon.federation"]
             if answers:
                 assert [m["name"] for m in answer.payload["matches"]] == ["Ledgerline"]
+                assert said == []
             else:
                 assert answer.error and not answer.timed_out, answer
+                assert said and all(f"from {url} was over 512 bytes" in m for m in said), said
