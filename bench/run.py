@@ -7,6 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_coldstart
 import bench_export
 import bench_library
 import bench_recognition
@@ -21,6 +22,7 @@ def main() -> int:
     benches = (
         bench_library,
         bench_server,
+        bench_coldstart,
         bench_writes,
         bench_recognition,
         bench_export,

@@ -12,15 +12,23 @@ deadline (anyio cancel scope) bounds connecting, slow bodies and hung peers alik
 misses it is reported in ``peers_timed_out``, never awaited. Peers are asked with
 ``federation_hop=1`` and answer from their own library only, so servers that list each other
 never recurse. Private rows are never requested, and a peer's answer is filtered again on
-arrival: a row it marks private (or does not mark at all, below team) is dropped. Peer agents
-are tagged ``peer:<name>:<agent>``.
+arrival: a row it marks above the level it was asked for is dropped, and a row it does not
+mark (the reference implementation marks none) is taken at that level. Peer agents are tagged
+``peer:<name>:<agent>``.
+
+An answer is read from its structured content, else from its JSON text content (what older
+servers send, and all the reference's own peer client reads). Every HTTP response from a peer
+is capped at ``MAX_ANSWER_BYTES``: a peer can spoil its own contribution, never this
+process's memory.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import logging
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,9 +38,16 @@ from bourdon import yamlio
 from bourdon.errors import InputError, LibraryError, NotFoundError
 from bourdon.model import Visibility, check_agent_id
 
+log = logging.getLogger("bourdon.federation")
+
 PEERS_FILE: Final = "peers.yaml"
 RECOGNITION_DEADLINE: Final = 0.2
 DEFAULT_DEADLINE: Final = 5.0
+# The reference implementation's own budget for one peer answer, so an answer it accepts from
+# a peer is accepted here too.
+MAX_ANSWER_BYTES: Final = 4 * 1024 * 1024
+# Federated tools that take no access level: a peer is asked them without one.
+UNLEVELED: Final = frozenset({"list_agents"})
 
 
 @dataclass(frozen=True)
@@ -142,6 +157,7 @@ class Federation:
     tokens: Mapping[str, str] = field(default_factory=dict)  # peer name -> token
     # What the last call to each peer said (peer_outcome), for memory_status: never a new call.
     last: dict[str, dict[str, Any]] = field(default_factory=dict)
+    max_answer_bytes: int = MAX_ANSWER_BYTES  # per HTTP response from a peer
     _client: Any = None
     _modes: dict[str, str] = field(default_factory=dict)
 
@@ -181,16 +197,18 @@ class Federation:
         from mcp.client.streamable_http import streamable_http_client
 
         mode = self._modes.get(peer.name, "auto")
-        transport = streamable_http_client(peer.url, http_client=client, terminate_on_close=False)
+        transport = streamable_http_client(
+            peer.url,
+            http_client=client,
+            terminate_on_close=False,
+            max_sse_event_size=self.max_answer_bytes,  # the reference answers over SSE
+        )
         async with Client(transport, mode=mode) as session:
             if mode == "auto":  # remember what the peer speaks: no probing next time
                 version = getattr(session, "protocol_version", None)
                 self._modes[peer.name] = "2026-07-28" if version == "2026-07-28" else "legacy"
             result = await session.call_tool(tool, args)
-        if result.is_error or not isinstance(result.structured_content, dict):
-            detail = result.structured_content or {}
-            raise RuntimeError(f"peer answered an error: {str(detail)[:200]}")
-        return result.structured_content
+        return answer_payload(result)
 
     def warm(self) -> None:
         """Create the shared client and import the MCP client now: an import inside a
@@ -212,11 +230,12 @@ class Federation:
                             request.headers["Authorization"] = f"Bearer {token}"
                     yield request
 
+            limits = httpx2.Limits(max_connections=32, max_keepalive_connections=16)
             self._client = httpx2.AsyncClient(
                 auth=PeerAuth(),
                 follow_redirects=False,
                 timeout=httpx2.Timeout(DEFAULT_DEADLINE, connect=2.0),
-                limits=httpx2.Limits(max_connections=32, max_keepalive_connections=16),
+                transport=_capped_transport(limits, self.max_answer_bytes),
             )
         return self._client
 
@@ -225,6 +244,69 @@ class Federation:
             with contextlib.suppress(Exception):
                 await self._client.aclose()
             self._client = None
+
+
+def _capped_transport(limits: Any, cap: int) -> Any:
+    """An HTTP transport whose response bodies stop with an error past ``cap`` bytes."""
+    import httpx2
+
+    class TooLargeError(httpx2.StreamError):
+        """Raised while reading: the SDK turns it into a failed call, never a crash."""
+
+    class Capped(httpx2.AsyncByteStream):
+        def __init__(self, inner: httpx2.AsyncByteStream, url: str) -> None:
+            self.inner, self.url = inner, url
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            seen = 0
+            async for chunk in self.inner:
+                seen += len(chunk)
+                if seen > cap:
+                    # Said here: over SSE the SDK reports only that the stream ended.
+                    log.warning("a peer answer from %s was over %s bytes: dropped", self.url, cap)
+                    raise TooLargeError(f"peer answer over {cap:,} bytes")
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    class Transport(httpx2.AsyncHTTPTransport):
+        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+            response = await super().handle_async_request(request)
+            if isinstance(response.stream, httpx2.AsyncByteStream):  # always, from this base
+                response.stream = Capped(response.stream, str(request.url))
+            return response
+
+    return Transport(limits=limits)
+
+
+def answer_payload(result: Any) -> dict[str, Any]:
+    """The answer of one peer tool call as a dict: its structured content, else the first
+    text item holding a JSON object (the reference's peer client reads only that).
+
+    Raises ``RuntimeError`` for a tool error, an error answer of the reference's kind (a
+    top-level ``error``, which no successful federated answer has) or no usable content.
+    """
+    payload: dict[str, Any] | None = result.structured_content
+    if not isinstance(payload, dict):
+        payload = None
+        for item in result.content or []:
+            text = getattr(item, "text", None)
+            if not isinstance(text, str):
+                continue
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(parsed, dict):
+                payload = parsed
+                break
+    if result.is_error or payload is None or payload.get("error"):
+        detail = payload.get("error") if payload else None
+        if detail is None:
+            detail = [getattr(item, "text", "") for item in result.content or []]
+        raise RuntimeError(f"peer answered an error: {str(detail)[:200]}")
+    return payload
 
 
 def _describe(exc: BaseException) -> str:
@@ -259,13 +341,21 @@ def peer_meta(answers: list[PeerAnswer]) -> dict[str, Any]:
 # -- merging what peers said -------------------------------------------------------------
 
 
-def _allowed(row: Mapping[str, Any], level: Visibility) -> bool:
-    """A peer's row passes only if it says it may be seen at ``level`` (unmarked: team)."""
-    value = row.get("visibility", "team")
+def seen_at(row: Mapping[str, Any], asked: Visibility) -> Visibility | None:
+    """The level a peer's row is shown at, or None when it may not be shown.
+
+    ``asked`` is the level the peer was asked for (the caller's level, never above team). A
+    row marked above it is dropped, and so is one marked with a value nobody knows. A row
+    without a ``visibility`` key is taken at ``asked``: the reference implementation marks
+    none of the rows it answers with, and filters them itself to the level it is asked.
+    """
+    if "visibility" not in row:
+        return asked
     try:
-        return Visibility.parse(value) <= level
+        level = Visibility.parse(row["visibility"])
     except InputError:
-        return False
+        return None
+    return level if level <= asked else None
 
 
 def _list(payload: dict[str, Any] | None, key: str) -> list[Any]:
@@ -283,25 +373,32 @@ def tag(peer: str, agent: object) -> str:
     return f"peer:{peer}:{agent}"
 
 
+def _strings(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
 def merge_matches(
     local: list[dict[str, Any]], answers: list[PeerAnswer], key: str, level: Visibility
 ) -> list[dict[str, Any]]:
-    """Entity matches (find_entity, recognition) from peers merged into ``local`` by name."""
+    """Entity matches (find_entity, recognition) from peers merged into ``local`` by name.
+
+    A peer's agents are read from ``agents``, else ``source_agents`` (the reference's
+    recognition answer has only those), and tagged into both where the match has them. A
+    merged match's ``visibility`` is the highest of its rows', a peer's unmarked row counting
+    at ``level``.
+    """
     by_name = {str(m.get("name", "")).casefold(): m for m in local}
     for answer in answers:
         for match in _list(answer.payload, key):
-            if not isinstance(match, dict) or not _allowed(match, level):
+            if not isinstance(match, dict):
                 continue
+            seen = seen_at(match, level)
             name = match.get("name")
-            if not isinstance(name, str) or not name.strip():
+            if seen is None or not isinstance(name, str) or not name.strip():
                 continue
             name = name.strip()
-            listed = match.get("agents") or match.get("source_agents")
-            agents = [
-                tag(answer.peer, a)
-                for a in (listed if isinstance(listed, list) else [])
-                if isinstance(a, str)
-            ]
+            listed = _strings(match.get("agents")) or _strings(match.get("source_agents"))
+            agents = [tag(answer.peer, a) for a in listed]
             mine = by_name.get(name.casefold())
             if mine is None:
                 mine = {
@@ -309,11 +406,18 @@ def merge_matches(
                     for k, v in match.items()
                     if k not in ("agents", "source_agents", "summaries")
                 }
-                mine.update(name=name, agents=[], summaries={})
+                mine.update(name=name, agents=[], summaries={}, visibility=str(seen))
                 if "source_agents" in match:
                     mine["source_agents"] = []
                 local.append(mine)
                 by_name[name.casefold()] = mine
+            else:
+                _raise_visibility(mine, seen)
+                for field_name in ("types", "tags"):  # the reference unions these too
+                    if isinstance(mine.get(field_name), list):
+                        mine[field_name].extend(
+                            v for v in _strings(match.get(field_name)) if v not in mine[field_name]
+                        )
             for agent in agents:
                 if agent not in mine.setdefault("agents", []):
                     mine["agents"].append(agent)
@@ -327,6 +431,16 @@ def merge_matches(
     return local
 
 
+def _raise_visibility(row: dict[str, Any], seen: Visibility) -> None:
+    """A local match joined by a peer's row is as visible as the more restricted of them."""
+    try:
+        current = Visibility.parse(row.get("visibility", "public"))
+    except InputError:
+        return
+    if seen > current:
+        row["visibility"] = str(seen)
+
+
 def merge_sessions(
     local: list[dict[str, Any]], answers: list[PeerAnswer], key: str, level: Visibility
 ) -> list[dict[str, Any]]:
@@ -335,9 +449,14 @@ def merge_sessions(
     out = list(local)
     for answer in answers:
         for session in _list(answer.payload, key):
-            if not isinstance(session, dict) or not _allowed(session, level):
+            shown = seen_at(session, level) if isinstance(session, dict) else None
+            if not isinstance(session, dict) or shown is None:
                 continue
-            tagged = {**session, "agent": tag(answer.peer, session.get("agent"))}
+            tagged = {
+                **session,
+                "agent": tag(answer.peer, session.get("agent")),
+                "visibility": str(shown),
+            }
             ident = (
                 tagged["agent"],
                 tagged.get("date"),

@@ -33,6 +33,7 @@ from bourdon.errors import BourdonError, ForbiddenError, InputError
 from bourdon.federation import (
     DEFAULT_DEADLINE,
     RECOGNITION_DEADLINE,
+    UNLEVELED,
     Federation,
     Peer,
     PeerAnswer,
@@ -186,7 +187,10 @@ class Guard:
         assert self.federation is not None
         applied = Visibility.parse(local.get("meta", {}).get("access_level", "public"))
         level = min(applied, Visibility.TEAM)
-        ask = {**args, "federation_hop": 1, "access_level": str(level), "include_private": False}
+        # Only arguments the peer's tool declares: the reference refuses any other, even None.
+        ask = {k: v for k, v in args.items() if v is not None} | {"federation_hop": 1}
+        if tool not in UNLEVELED:
+            ask |= {"access_level": str(level), "include_private": False}
         deadline = self.recognition_deadline if recognition else self.deadline
         answers = await self.federation.ask(tool, ask, deadline)
         snapshot = json.loads(json.dumps(local))

@@ -10,8 +10,8 @@ Every server here is a subprocess on 127.0.0.1 with its own library and its own
    deadline: p99 of 200 recognition calls <= 200 ms + 100 ms, of 20 find_entity calls with a
    0.5 s deadline <= 0.6 s, open file descriptors unchanged;
 3. canaries in private rows never cross from one server to another through any tool at any
-   access level, and a hostile peer's private (or, at public, unmarked) rows never reach the
-   answer;
+   access level, and a hostile peer's private (or oddly marked) rows never reach the answer,
+   while its unmarked rows are taken at the level it was asked;
 4. ``bourdon peers add|list|check|remove``.
 """
 
@@ -791,11 +791,11 @@ async def test_a_hostile_peers_private_rows_never_reach_the_answer(
                 assert answer is not None and answer["peers_responded"] == 1, answer
                 seen = shown(result, args)
                 assert HOSTILE_CANARY not in seen, (tool, level, include, seen)
-                if level == "public" or tool == "list_agents":
+                if tool == "list_agents":
                     assert UNMARKED_CANARY not in seen, (tool, level, seen)
                 # the hostile peer's public rows do arrive, tagged (so it was merged at all)
                 assert "peer:evil:evil-agent" in seen or tool == "list_agents", (tool, seen)
-                if tool != "list_agents" and level != "public":  # unmarked rows count as team
+                if tool != "list_agents":  # an unmarked row is taken at the level it was asked
                     assert UNMARKED_CANARY in seen, (tool, level, seen)
 
 
