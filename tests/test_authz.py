@@ -345,9 +345,9 @@ MATRIX: list[tuple[str, Spec, tuple[Any, ...]]] = [
     ("list_memory_versions own (DESK)", tool("list_memory_versions", agent_id=DESK), (A, A, A, D, U, U)),
     ("explain_memory_change granted", tool("explain_memory_change", agent_id=ATLAS, digest="{ATLAS_D2}"), (A, A, A, D, U, U)),
     ("explain_memory_change not granted", tool("explain_memory_change", agent_id=VAULT, digest="{VAULT_D1}"), (A, A, D, D, U, U)),
-    ("rollback preview granted", tool("rollback_agent_memory", agent_id=ATLAS, version_id="{ATLAS_V1}"), (A, A, D, D, U, U)),
-    ("rollback preview own (DESK)", tool("rollback_agent_memory", agent_id=DESK, version_id="{DESK_V1}"), (A, A, D, D, U, U)),
-    ("rollback preview not granted", tool("rollback_agent_memory", agent_id=VAULT, version_id="{VAULT_V1}"), (A, A, D, D, U, U)),
+    ("rollback preview granted", tool("rollback_agent_memory", agent_id=ATLAS, version_id="{ATLAS_V1}", dry_run=True), (A, A, D, D, U, U)),
+    ("rollback preview own (DESK)", tool("rollback_agent_memory", agent_id=DESK, version_id="{DESK_V1}", dry_run=True), (A, A, D, D, U, U)),
+    ("rollback preview not granted", tool("rollback_agent_memory", agent_id=VAULT, version_id="{VAULT_V1}", dry_run=True), (A, A, D, D, U, U)),
     ("commit own (DESK)", tool("commit_to_federation", agent_id=DESK, notes=note("matrix {CALLER}")), (L, L, S, D, U, U)),
     ("commit own (NOGRANT)", tool("commit_to_federation", agent_id=NOGRANT, notes=note("matrix {CALLER}")), (L, L, D, S, U, U)),
     ("commit granted, not own", tool("commit_to_federation", agent_id=ATLAS, notes=note("matrix {CALLER}")), (L, L, D, D, U, U)),
@@ -403,7 +403,7 @@ PRIVATE_PROBES: list[Spec] = [
     tool("list_notes", agent=ATLAS, since="2000-01-01", access_level="private", include_private=True),
     tool("list_memory_versions", agent_id=ATLAS),
     tool("explain_memory_change", agent_id=ATLAS, digest="{ATLAS_D2}"),
-    tool("rollback_agent_memory", agent_id=ATLAS, version_id="{ATLAS_V1}"),
+    tool("rollback_agent_memory", agent_id=ATLAS, version_id="{ATLAS_V1}", dry_run=True),
     tool("export_agents"),
     resource(f"agent-library://agents/{ATLAS}/memory"),
     resource(f"agent-library://entities/{PRIV['entname']}"),
@@ -713,6 +713,34 @@ async def test_a_trusted_commit_is_live_at_once(served: Served) -> None:
     with Library.open(served.root) as library:
         assert library.current_digest(ATLAS) != before
         assert len(library.staged()) == staged_before
+
+
+async def test_a_commit_over_http_counts_only_rows_the_caller_may_see(served: Served) -> None:
+    """The reference's counts and path, without a private row or a server path in them."""
+    new_row, extra_tag = f"counted-row-{HEX}", f"prvextra{HEX}"
+    async with http_client(served.url, served.tokens[TRUSTED]) as client:
+        answer = await ask(client, tool(
+            "commit_to_federation", agent_id=ATLAS,
+            # The second row is the private entity: the merge updates it (a new tag) unseen.
+            entities=[{"name": new_row, "visibility": "team"},
+                      {"name": PRIV["entname"], "tags": [extra_tag]}]))
+    assert answer.outcome == L, answer.text
+    with Library.open(served.root) as library:
+        live = library.read(ATLAS).data
+    assert extra_tag in json.dumps(live), "the private row was not updated"
+
+    def shown(rows: list[dict[str, Any]]) -> int:  # ATLAS's policy: default team, one private tag
+        return sum(1 for r in rows
+                   if r.get("visibility") != "private" and PRIV["ptag"] not in r.get("tags", []))
+
+    data = answer.data
+    assert (data["entities_added"], data["entities_updated"]) == (1, 0)
+    assert (data["added"], data["updated"]) == (1, 0)
+    assert data["total_entities"] == shown(live["known_entities"]) < len(live["known_entities"])
+    assert data["total_notes"] == shown(live["notes"]) < len(live["notes"])
+    assert data["total"] == sum(data[f"total_{s}"] for s in ("entities", "sessions", "workstreams", "notes"))
+    assert data["path"] == f"agents/{ATLAS}.l5.yaml"
+    assert str(served.root) not in answer.text
 
 
 async def test_rotation_retires_the_old_token_on_the_next_request(served: Served) -> None:
