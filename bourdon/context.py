@@ -127,6 +127,17 @@ def render(matches: list[dict[str, Any]], max_chars: int, max_lines: int) -> tup
     return (text if len(lines) > 1 else ""), cut
 
 
+CONFIDENCE_RANK: Final = {"high": 0, "medium": 1, "low": 2, "none": 3}
+
+
+def confidence(match: dict[str, Any], prompt: str) -> str:
+    """The reference's confidence bucket: ``high`` when the prompt is the name itself,
+    ``medium`` when it mentions a name or alias as written, ``low`` for a corrected near miss."""
+    if match["match"] == "fuzzy":
+        return "low"
+    return "high" if fold(prompt) == fold(match["mentioned_as"]) else "medium"
+
+
 def prepare_recognition_context(
     index: Index,
     prompt: str,
@@ -158,6 +169,9 @@ def prepare_recognition_context(
         "access_level": access_level,
         "include_private": include_private,
         "recognition": recognition,
+        "confidence": min(
+            (confidence(m, text) for m in matches), key=CONFIDENCE_RANK.__getitem__, default="none"
+        ),
         "matched_entities": [
             {
                 k: m[k]
@@ -172,9 +186,13 @@ def prepare_recognition_context(
                     "visibility",
                 )
             }
+            | {"confidence": confidence(m, text)}
             for m in matches
         ],
+        # Recognition never waits on hydration here: nothing is scheduled, nothing is attached.
         "hydration_scheduled": False,
+        "hydration": "",
+        "hydration_chars": 0,
         "prompt_context": fragment,
         "meta": meta(
             index,
@@ -263,11 +281,32 @@ def get_deeper_context(
         "assembled from the local library without any model call",
         "meta": meta(index, access, limit=limit),
     }
+    answer["context"] = deeper_text(answer)
+    answer["context_chars"] = len(answer["context"])
+    answer["reason"] = ""  # the reference always has it: empty when something was found
     if not matches:
         answer["reason"] = "the prompt mentions no entity the library knows"
     elif total == 0:
         answer["reason"] = "the mentioned entities have no related sessions, workstreams or notes"
     return answer
+
+
+def deeper_text(answer: dict[str, Any]) -> str:
+    """The deeper context as the reference's ``context`` text: stored rows, one per line."""
+    lines: list[str] = []
+    for entity in answer["entities"]:
+        lines.append(f"## {one_line(entity['name'], 80)} ({one_line(entity['type'], 30)})")
+        lines.append(f"known by: {', '.join(entity['agents'])}")
+        lines += [f"- ({a}) {one_line(t, 200)}" for a, t in entity["summaries"].items() if t]
+    for s in answer["sessions"]:
+        lines.append(
+            f"- session {s['date']} ({s['agent']}): {one_line('; '.join(s['key_actions']), 200)}"
+        )
+    for w in answer["workstreams"]:
+        lines.append(f"- workstream {one_line(w['name'], 80)} [{w['status']}] ({w['agent']})")
+    for n in answer["notes"]:
+        lines.append(f"- note {n['date']} ({n['agent']}): {one_line(n['text'], 200)}")
+    return "\n".join(lines)
 
 
 def _aliases(rows: Iterable[EntityRow], names: set[str], access: Access) -> set[str]:
