@@ -538,7 +538,7 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
         return await guard.run(
             "list_memory_versions",
             agent_id,
-            lambda c, d: writes.list_memory_versions(guard.library, agent_id, limit),
+            lambda c, d: writes.list_memory_versions(guard.library, agent_id, limit, seen_level(c)),
             thread=True,
             uses_index=False,
         )

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from bourdon import yamlio
 from bourdon.digest import digest8
 from bourdon.errors import ConflictError, InputError, NotFoundError
 from bourdon.library import Library, Provenance, Version, WriteResult
@@ -226,15 +227,24 @@ def commit_to_federation(
     return commit_summary(result, library, level=level, local=local)
 
 
-def _size(library: Library, agent_id: str, version: Version) -> int | None:
-    """Bytes of the manifest at a version; ``None`` where the version removed it."""
+def _size(library: Library, agent_id: str, version: Version, level: int | None) -> int | None:
+    """Bytes of the manifest at a version; ``None`` where the version removed it.
+
+    A caller who may not see every row gets the size of the version as it may see it (hidden
+    rows removed), so a private row's edit does not show as a change of size.
+    """
     try:
+        if level is not None and _hidden(level):
+            data = library.read(agent_id, version.version_id).data
+            return len(yamlio.dump(filter_manifest(data, Visibility(level))))
         return len(library.read_bytes(agent_id, version.version_id))
     except NotFoundError:
         return None
 
 
-def list_memory_versions(library: Library, agent_id: str, limit: int | None) -> dict[str, Any]:
+def list_memory_versions(
+    library: Library, agent_id: str, limit: int | None, level: int | None = None
+) -> dict[str, Any]:
     size = clamp_limit(limit, DEFAULT_VERSIONS, MAX_VERSIONS)
     versions = library.history(agent_id, limit=size + 1)
     rows = [
@@ -243,7 +253,7 @@ def list_memory_versions(library: Library, agent_id: str, limit: int | None) -> 
             **v.to_dict(),
             # The reference's snapshot fields: when (UTC, to the second) and how big.
             "taken_at": v.time,
-            "size_bytes": _size(library, agent_id, v),
+            "size_bytes": _size(library, agent_id, v, level),
         }
         for v in versions[:size]
     ]

@@ -743,6 +743,22 @@ async def test_a_commit_over_http_counts_only_rows_the_caller_may_see(served: Se
     assert str(served.root) not in answer.text
 
 
+async def test_version_sizes_over_http_do_not_show_a_private_edit(served: Served) -> None:
+    """The write that added only private rows leaves the size a member sees unchanged."""
+    sizes: dict[str, dict[str, int]] = {}
+    async with http_client(served.url, served.tokens[TRUSTED]) as client:
+        answer = await ask(client, tool("list_memory_versions", agent_id=ATLAS, limit=100))
+        assert answer.outcome == A, answer.text
+        sizes["member"] = {v["version_id"]: v["size_bytes"] for v in answer.data["versions"]}
+        by_digest8 = {v["digest8"]: v["version_id"] for v in answer.data["versions"]}
+    async with operator_client(served) as client:
+        answer = await ask(client, tool("list_memory_versions", agent_id=ATLAS, limit=100))
+        sizes["operator"] = {v["version_id"]: v["size_bytes"] for v in answer.data["versions"]}
+    before, private_edit = served.ctx["ATLAS_V1"], by_digest8[served.ctx["ATLAS_D2"]]
+    assert sizes["operator"][private_edit] > sizes["operator"][before]  # not vacuous
+    assert sizes["member"][private_edit] == sizes["member"][before]
+
+
 async def test_rotation_retires_the_old_token_on_the_next_request(served: Served) -> None:
     hello = jsonrpc(tool("describe_caller"))
     old = served.tokens[ROTOR]
