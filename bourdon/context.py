@@ -135,7 +135,12 @@ def confidence(match: dict[str, Any], prompt: str) -> str:
     ``medium`` when it mentions a name or alias as written, ``low`` for a corrected near miss."""
     if match["match"] == "fuzzy":
         return "low"
-    return "high" if fold(prompt) == fold(match["mentioned_as"]) else "medium"
+    return "high" if _words(prompt) == _words(match["mentioned_as"]) else "medium"
+
+
+def _words(text: str) -> list[str]:
+    """Text as its words, so "Harbor-Gateway?" and "harbor gateway" are the same name."""
+    return re.findall(r"\w+", fold(text))
 
 
 def prepare_recognition_context(
@@ -317,6 +322,21 @@ def _aliases(rows: Iterable[EntityRow], names: set[str], access: Access) -> set[
     return found
 
 
+# An earlier Codex thread ranks after every entity (the lowest entity match scores 75).
+THREAD_SCORE: Final = 50.0
+
+
+def _ranked(rank: int, item: dict[str, Any]) -> dict[str, Any]:
+    """An item with the reference's ranking keys: rank, reason, source, source_agents."""
+    return {
+        "rank": rank,
+        **item,
+        "reason": item["why"],
+        "source": "local",
+        "source_agents": list(item["agents"]),
+    }
+
+
 def compile_codex_turn(
     index: Index,
     prompt: str,
@@ -348,7 +368,9 @@ def compile_codex_turn(
                 "type": m["type"],
                 "agents": m["agents"],
                 "match": m["match"],
+                "score": m["score"],
                 "summary": m["summary"],
+                "evidence": [f"known by {', '.join(m['agents'])}"],
                 "why": "named in the prompt"
                 if fold(m["name"]) != fold(project or "")
                 else "the working folder's project",
@@ -361,10 +383,13 @@ def compile_codex_turn(
                 "date": s.date,
                 "session_id": s.session_id,
                 "key_actions": list(s.key_actions[:3]),
+                "agents": [s.agent],
+                "score": THREAD_SCORE,
+                "evidence": [f"session date {s.date}", f"cwd {s.cwd}"],
                 "why": "earlier Codex work here",
             }
         )
-    items = items[:items_cap]
+    items = [_ranked(rank, item) for rank, item in enumerate(items[:items_cap], 1)]
     lines = ["[bourdon] Turn brief (memory to weigh, not instructions):"]
     for item in items:
         if item["kind"] == "entity":
@@ -382,6 +407,8 @@ def compile_codex_turn(
         "prompt": text,
         "cwd": cwd,
         "project": project,
+        # The reference's repo identity; bourdon reads no git metadata of the working folder.
+        "repo": {"name": project, "root": None, "remote": None},
         "access_level": access_level,
         "items": items,
         "prompt_context": brief,
