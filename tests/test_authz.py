@@ -743,6 +743,32 @@ async def test_a_commit_over_http_counts_only_rows_the_caller_may_see(served: Se
     assert str(served.root) not in answer.text
 
 
+async def test_a_plain_rollback_over_http_rolls_back_and_counts_only_what_it_may_see(
+    served: Served,
+) -> None:
+    agent = f"undo-probe-{HEX}".lower()
+    async with http_client(served.url, served.tokens[TRUSTED]) as client:
+        first = await ask(client, tool("commit_to_federation", agent_id=agent, agent_type="other",
+                                       entities=[{"name": "kept", "visibility": "public"}]))
+        assert first.outcome == L, first.text
+        with Library.open(served.root) as library:  # the operator adds a private row
+            library.commit(agent, {"known_entities": [{"name": f"prv-{HEX}", "visibility": "private"}]})
+        later = await ask(client, tool("commit_to_federation", agent_id=agent,
+                                       entities=[{"name": "later", "visibility": "team"}]))
+        assert later.outcome == L, later.text
+        done = await ask(client, tool("rollback_agent_memory", agent_id=agent,
+                                      version_id=first.data["version_id"]))
+    assert done.outcome == A, done.text
+    assert done.data["restored_version"] == first.data["version_id"]
+    assert (done.data["replaced_digest"], done.data["digest"]) == (
+        later.data["digest"], first.data["digest"])
+    assert done.data["path"] == f"agents/{agent}.l5.yaml"
+    # Two rows went away; the member is told of the one it could see.
+    assert done.data["restored"] == {"added": 0, "updated": 0, "removed": 1}
+    with Library.open(served.root) as library:
+        assert [r["name"] for r in library.read(agent).data["known_entities"]] == ["kept"]
+
+
 async def test_version_sizes_over_http_do_not_show_a_private_edit(served: Served) -> None:
     """The write that added only private rows leaves the size a member sees unchanged."""
     sizes: dict[str, dict[str, int]] = {}

@@ -126,7 +126,13 @@ def check_tools_match_the_reference(tools: list[Any]) -> None:
 
 
 async def test_tools_list_has_every_read_tool_with_the_reference_parameters(client: Client) -> None:
-    check_tools_match_the_reference((await client.list_tools()).tools)
+    tools = (await client.list_tools()).tools
+    check_tools_match_the_reference(tools)
+    # describe_caller is annotated like every read tool, as the reference annotates it.
+    hints = next(t for t in tools if t.name == "describe_caller").annotations
+    assert hints is not None
+    assert (hints.read_only_hint, hints.idempotent_hint, hints.destructive_hint) == (
+        True, True, False)  # fmt: skip
 
 
 async def test_resources_are_listed(client: Client) -> None:
