@@ -177,9 +177,12 @@ def commit_summary(
     if result.no_op:
         out["no_op"] = True
     if result.staged:
-        out["review"] = (
-            f"staged for the operator: bourdon staging promote {result.agent_id} "
-            f"--from {result.path.split('/')[1]}"
+        promote = f"bourdon staging promote {result.agent_id} --from {result.path.split('/')[1]}"
+        out["review"] = f"staged for the operator: {promote}"
+        # The reference's words for the same thing, under the key its clients read.
+        out["note"] = (
+            f"quarantined write staged for review; an operator must run `{promote}` "
+            "before it is served"
         )
     return out
 

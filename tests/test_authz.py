@@ -663,6 +663,9 @@ async def test_a_quarantined_commit_waits_in_staging_until_promoted(served: Serv
             entities=[{"name": row, "summary": "waits for review", "visibility": "team"}]))
         assert answer.outcome == S, answer.text
         assert answer.data["staged"] is True and "bourdon staging promote" in answer.data["review"]
+        # The reference's staged answer: its note, and a path inside the library.
+        assert f"bourdon staging promote {DESK} --from {DESK}" in answer.data["note"]
+        assert answer.data["path"] == f"staging/{DESK}/{DESK}.l5.yaml"
         # Not served: the live manifest is unchanged, and no read shows the staged row.
         for spec in (tool("find_entity", name=row, access_level="team"),
                      tool("query_agent_memory", agent=DESK, topic=row, access_level="team")):
