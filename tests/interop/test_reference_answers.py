@@ -11,8 +11,11 @@ are compared: counts, found true/false, which rows the rollback restored.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Mapping
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +27,11 @@ from mcp import Client
 
 from bourdon.library import Library
 from bourdon.server import create_server
-from tests.interop.harness import Reference, answer_of
+from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
+from bourdon.trust import MemberRegistry
+from tests.interop.harness import Reference, answer_of, call, http_client
+
+pytestmark = pytest.mark.anyio
 
 ALPHA = "alpha-agent"
 BETA = "beta-agent"
@@ -114,6 +121,7 @@ UPDATE_ALPHA: dict[str, Any] = {
     "notes": [{"date": "2026-11-23", "text": "second note", "visibility": "team"}],
 }  # fmt: skip
 STALE = "sha256:" + "0" * 64
+MEMBERS = [("trusty", "trusted"), ("desk-chat", "quarantined")]
 
 
 @dataclass
@@ -376,3 +384,64 @@ def test_reads_agree_on_what_they_return(both: Both) -> None:
     exported = {a["id"]: a["session_count"] for a in ours["export_agents"]["agents"]}
     assert exported == {a["id"]: a["session_count"] for a in ref["export_agents"]["agents"]}
     assert ours["agent-library://agents"] == ref["agent-library://agents"] == [ALPHA, BETA]
+
+
+@contextlib.contextmanager
+def our_http_server(library: Path, home: Path) -> Iterator[str]:
+    """Our ``bourdon serve --transport http`` on 127.0.0.1; yields its MCP URL."""
+    port = free_port()
+    log = home / f"serve-{port}.log"
+    with log.open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "bourdon", "--library", str(library), "serve",
+             "--transport", "http", "--host", "127.0.0.1", "--port", str(port), "--no-watch"],
+            env=child_env(home), stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    try:
+        wait_for_port(proc, port, timeout=60, log=log)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop_process(proc)
+
+
+async def member_answers(url: str, trusted: str, quarantined: str) -> dict[str, Any]:
+    answers: dict[str, Any] = {}
+    async with http_client(url, trusted) as client:
+        answers["trusted commit"] = await call(
+            client, "commit_to_federation", agent_id="trusty", agent_type="other",
+            entities=[{"name": "shared-row", "visibility": "team"}])  # fmt: skip
+    async with http_client(url, quarantined) as client:
+        answers["staged commit"] = await call(
+            client, "commit_to_federation", agent_id="desk-chat", agent_type="other",
+            entities=[{"name": "waits", "visibility": "team"}])  # fmt: skip
+    return answers
+
+
+async def test_members_over_http_get_the_reference_keys_and_no_server_path(
+    reference: Reference, tmp_path: Path
+) -> None:
+    ref_home, our_home = tmp_path / "ref-home", tmp_path / "our-home"
+    ref_home.mkdir()
+    our_home.mkdir()
+    ref_lib, our_lib = tmp_path / "ref-lib", tmp_path / "our-lib"
+    Library.init(our_lib).close()
+    ref_tokens = [reference.add_member(ref_home, n, t) for n, t in MEMBERS]
+    registry = MemberRegistry(our_home / ".bourdon")
+    our_tokens = [registry.add(n, t) for n, t in MEMBERS]
+    with reference.serve_http(ref_lib, ref_home) as url:
+        ref = await member_answers(url, *ref_tokens)
+    with our_http_server(our_lib, our_home) as url:
+        ours = await member_answers(url, *our_tokens)
+
+    for label in ("trusted commit", "staged commit"):
+        assert key_paths(ref[label]) - key_paths(ours[label]) == set(), label
+        assert ours[label]["agent_id"] == ref[label]["agent_id"]
+    assert ours["staged commit"]["staged"] is ref["staged commit"]["staged"] is True
+    assert ours["staged commit"]["path"] == ref["staged commit"]["path"] == (
+        "staging/desk-chat/desk-chat.l5.yaml")  # fmt: skip
+    # The reference shows a member its absolute server path; ours never does.
+    assert Path(ref["trusted commit"]["path"]).is_absolute()
+    assert ours["trusted commit"]["path"] == "agents/trusty.l5.yaml"
+    counts = ("entities_added", "entities_updated", "total_entities")
+    assert [ours["trusted commit"][k] for k in counts] == [
+        ref["trusted commit"][k] for k in counts] == [1, 0, 1]  # fmt: skip
