@@ -127,6 +127,22 @@ def render(matches: list[dict[str, Any]], max_chars: int, max_lines: int) -> tup
     return (text if len(lines) > 1 else ""), cut
 
 
+CONFIDENCE_RANK: Final = {"high": 0, "medium": 1, "low": 2, "none": 3}
+
+
+def confidence(match: dict[str, Any], prompt: str) -> str:
+    """The reference's confidence bucket: ``high`` when the prompt is the name itself,
+    ``medium`` when it mentions a name or alias as written, ``low`` for a corrected near miss."""
+    if match["match"] == "fuzzy":
+        return "low"
+    return "high" if _words(prompt) == _words(match["mentioned_as"]) else "medium"
+
+
+def _words(text: str) -> list[str]:
+    """Text as its words, so "Harbor-Gateway?" and "harbor gateway" are the same name."""
+    return re.findall(r"\w+", fold(text))
+
+
 def prepare_recognition_context(
     index: Index,
     prompt: str,
@@ -158,6 +174,9 @@ def prepare_recognition_context(
         "access_level": access_level,
         "include_private": include_private,
         "recognition": recognition,
+        "confidence": min(
+            (confidence(m, text) for m in matches), key=CONFIDENCE_RANK.__getitem__, default="none"
+        ),
         "matched_entities": [
             {
                 k: m[k]
@@ -172,9 +191,13 @@ def prepare_recognition_context(
                     "visibility",
                 )
             }
+            | {"confidence": confidence(m, text)}
             for m in matches
         ],
+        # Recognition never waits on hydration here: nothing is scheduled, nothing is attached.
         "hydration_scheduled": False,
+        "hydration": "",
+        "hydration_chars": 0,
         "prompt_context": fragment,
         "meta": meta(
             index,
@@ -263,11 +286,32 @@ def get_deeper_context(
         "assembled from the local library without any model call",
         "meta": meta(index, access, limit=limit),
     }
+    answer["context"] = deeper_text(answer)
+    answer["context_chars"] = len(answer["context"])
+    answer["reason"] = ""  # the reference always has it: empty when something was found
     if not matches:
         answer["reason"] = "the prompt mentions no entity the library knows"
     elif total == 0:
         answer["reason"] = "the mentioned entities have no related sessions, workstreams or notes"
     return answer
+
+
+def deeper_text(answer: dict[str, Any]) -> str:
+    """The deeper context as the reference's ``context`` text: stored rows, one per line."""
+    lines: list[str] = []
+    for entity in answer["entities"]:
+        lines.append(f"## {one_line(entity['name'], 80)} ({one_line(entity['type'], 30)})")
+        lines.append(f"known by: {', '.join(entity['agents'])}")
+        lines += [f"- ({a}) {one_line(t, 200)}" for a, t in entity["summaries"].items() if t]
+    for s in answer["sessions"]:
+        lines.append(
+            f"- session {s['date']} ({s['agent']}): {one_line('; '.join(s['key_actions']), 200)}"
+        )
+    for w in answer["workstreams"]:
+        lines.append(f"- workstream {one_line(w['name'], 80)} [{w['status']}] ({w['agent']})")
+    for n in answer["notes"]:
+        lines.append(f"- note {n['date']} ({n['agent']}): {one_line(n['text'], 200)}")
+    return "\n".join(lines)
 
 
 def _aliases(rows: Iterable[EntityRow], names: set[str], access: Access) -> set[str]:
@@ -276,6 +320,21 @@ def _aliases(rows: Iterable[EntityRow], names: set[str], access: Access) -> set[
         if access.allows(row) and fold(row.name) in names:
             found |= {fold(a) for a in row.aliases}
     return found
+
+
+# An earlier Codex thread ranks after every entity (the lowest entity match scores 75).
+THREAD_SCORE: Final = 50.0
+
+
+def _ranked(rank: int, item: dict[str, Any]) -> dict[str, Any]:
+    """An item with the reference's ranking keys: rank, reason, source, source_agents."""
+    return {
+        "rank": rank,
+        **item,
+        "reason": item["why"],
+        "source": "local",
+        "source_agents": list(item["agents"]),
+    }
 
 
 def compile_codex_turn(
@@ -309,7 +368,9 @@ def compile_codex_turn(
                 "type": m["type"],
                 "agents": m["agents"],
                 "match": m["match"],
+                "score": m["score"],
                 "summary": m["summary"],
+                "evidence": [f"known by {', '.join(m['agents'])}"],
                 "why": "named in the prompt"
                 if fold(m["name"]) != fold(project or "")
                 else "the working folder's project",
@@ -322,10 +383,13 @@ def compile_codex_turn(
                 "date": s.date,
                 "session_id": s.session_id,
                 "key_actions": list(s.key_actions[:3]),
+                "agents": [s.agent],
+                "score": THREAD_SCORE,
+                "evidence": [f"session date {s.date}", f"cwd {s.cwd}"],
                 "why": "earlier Codex work here",
             }
         )
-    items = items[:items_cap]
+    items = [_ranked(rank, item) for rank, item in enumerate(items[:items_cap], 1)]
     lines = ["[bourdon] Turn brief (memory to weigh, not instructions):"]
     for item in items:
         if item["kind"] == "entity":
@@ -343,6 +407,8 @@ def compile_codex_turn(
         "prompt": text,
         "cwd": cwd,
         "project": project,
+        # The reference's repo identity; bourdon reads no git metadata of the working folder.
+        "repo": {"name": project, "root": None, "remote": None},
         "access_level": access_level,
         "items": items,
         "prompt_context": brief,

@@ -591,6 +591,12 @@ def agent_details(index: Index, access: Access) -> list[dict[str, Any]]:
     return out
 
 
+# The reference reports agents running right now (live_sessions, live_count) from a presence
+# registry; bourdon keeps none, so no agent is ever reported live.
+def not_live() -> dict[str, Any]:
+    return {"live_sessions": [], "live_count": 0}
+
+
 def export_agents(
     index: Index,
     machine: str | None = None,
@@ -631,6 +637,7 @@ def export_agents(
                 "parse_error": None,
                 "source": name,
                 "source_kind": "local",
+                **not_live(),
             }
         )
     for problem in sorted(index.problems):
@@ -650,6 +657,7 @@ def export_agents(
                 "parse_error": index.problems[problem],
                 "source": name,
                 "source_kind": "local",
+                **not_live(),
             }
         )
     agents.sort(key=lambda a: a.get("last_updated") or "", reverse=True)

@@ -29,7 +29,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from bourdon import __version__, context, policy, reads, writes
 from bourdon.audit import AuditLog
-from bourdon.errors import BourdonError, ForbiddenError, InputError
+from bourdon.errors import BourdonError, ConflictError, ForbiddenError, InputError
 from bourdon.federation import (
     DEFAULT_DEADLINE,
     RECOGNITION_DEADLINE,
@@ -56,7 +56,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("bourdon.server")
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 WRITE = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
 )
@@ -68,8 +70,16 @@ INSTRUCTIONS = (
 )
 
 
+# A stale write is an answer, not an error, in the reference: clients written for it read these
+# keys at the top level, so a conflict carries them there too, next to bourdon's error object.
+STALE_WRITE_KEYS = ("agent_id", "mode", "expected_digest", "current_digest")
+
+
 def error_result(exc: BourdonError) -> CallToolResult:
-    body = exc.to_dict()
+    body: dict[str, Any] = exc.to_dict()
+    if isinstance(exc, ConflictError):
+        lifted = {k: exc.details[k] for k in STALE_WRITE_KEYS if k in exc.details}
+        body = {**lifted, "detail": exc.message, **body}
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
         structured_content=body,
@@ -534,7 +544,7 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
         return await guard.run(
             "list_memory_versions",
             agent_id,
-            lambda c, d: writes.list_memory_versions(guard.library, agent_id, limit),
+            lambda c, d: writes.list_memory_versions(guard.library, agent_id, limit, seen_level(c)),
             thread=True,
             uses_index=False,
         )
@@ -634,7 +644,7 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
             turn_start=True,
         )
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+    @tool
     async def describe_caller() -> dict[str, Any]:
         """Describe the calling member: identity, tier, grants and what its writes do."""
         return await guard.run("describe_caller", None, lambda c, d: describe(c))
@@ -693,6 +703,7 @@ def describe(caller: Caller) -> dict[str, Any]:
     readable = caller.readable()
     anonymous = caller.is_anonymous
     return {
+        "version": 1,  # the reference's descriptor version
         "member_id": caller.id,
         "tier": caller.tier,
         "transport": caller.transport,
@@ -747,6 +758,8 @@ def register_write_tools(server: MCPServer, guard: Guard) -> None:
                 expected_digest=expected_digest,
                 provenance=provenance_of(caller, session_id, transcript_ref),
                 staged=decision.staged,
+                level=seen_level(caller),
+                local=caller.transport == "stdio",
             )
 
         return await guard.run(
@@ -759,13 +772,15 @@ def register_write_tools(server: MCPServer, guard: Guard) -> None:
         version_id: str,
         expected_digest: str | None = None,
         session_id: str | None = None,
-        confirm: bool = False,
+        confirm: bool | None = None,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
         """Restore an archived version of an agent's memory. TRUSTED ONLY.
 
-        Discards every contribution made after the chosen version. Without expected_digest
-        or confirm=true this only previews what would change and the current digest to pass
-        back; nothing is written. The restore is itself a new version, so it can be undone.
+        Discards every contribution made after the chosen version, as a new version, so the
+        rollback itself can be undone. Pass expected_digest so a write made meanwhile is
+        refused (409) rather than erased. dry_run=true (or confirm=false) only previews what
+        would change and the current digest to pass back; nothing is written.
         """
         return await guard.run(
             "rollback_agent_memory",
@@ -775,6 +790,7 @@ def register_write_tools(server: MCPServer, guard: Guard) -> None:
                 agent_id,
                 version_id,
                 expected_digest=expected_digest,
+                dry_run=dry_run,
                 confirm=confirm,
                 provenance=provenance_of(c, session_id, None),
                 level=seen_level(c),

@@ -345,9 +345,9 @@ MATRIX: list[tuple[str, Spec, tuple[Any, ...]]] = [
     ("list_memory_versions own (DESK)", tool("list_memory_versions", agent_id=DESK), (A, A, A, D, U, U)),
     ("explain_memory_change granted", tool("explain_memory_change", agent_id=ATLAS, digest="{ATLAS_D2}"), (A, A, A, D, U, U)),
     ("explain_memory_change not granted", tool("explain_memory_change", agent_id=VAULT, digest="{VAULT_D1}"), (A, A, D, D, U, U)),
-    ("rollback preview granted", tool("rollback_agent_memory", agent_id=ATLAS, version_id="{ATLAS_V1}"), (A, A, D, D, U, U)),
-    ("rollback preview own (DESK)", tool("rollback_agent_memory", agent_id=DESK, version_id="{DESK_V1}"), (A, A, D, D, U, U)),
-    ("rollback preview not granted", tool("rollback_agent_memory", agent_id=VAULT, version_id="{VAULT_V1}"), (A, A, D, D, U, U)),
+    ("rollback preview granted", tool("rollback_agent_memory", agent_id=ATLAS, version_id="{ATLAS_V1}", dry_run=True), (A, A, D, D, U, U)),
+    ("rollback preview own (DESK)", tool("rollback_agent_memory", agent_id=DESK, version_id="{DESK_V1}", dry_run=True), (A, A, D, D, U, U)),
+    ("rollback preview not granted", tool("rollback_agent_memory", agent_id=VAULT, version_id="{VAULT_V1}", dry_run=True), (A, A, D, D, U, U)),
     ("commit own (DESK)", tool("commit_to_federation", agent_id=DESK, notes=note("matrix {CALLER}")), (L, L, S, D, U, U)),
     ("commit own (NOGRANT)", tool("commit_to_federation", agent_id=NOGRANT, notes=note("matrix {CALLER}")), (L, L, D, S, U, U)),
     ("commit granted, not own", tool("commit_to_federation", agent_id=ATLAS, notes=note("matrix {CALLER}")), (L, L, D, D, U, U)),
@@ -403,7 +403,7 @@ PRIVATE_PROBES: list[Spec] = [
     tool("list_notes", agent=ATLAS, since="2000-01-01", access_level="private", include_private=True),
     tool("list_memory_versions", agent_id=ATLAS),
     tool("explain_memory_change", agent_id=ATLAS, digest="{ATLAS_D2}"),
-    tool("rollback_agent_memory", agent_id=ATLAS, version_id="{ATLAS_V1}"),
+    tool("rollback_agent_memory", agent_id=ATLAS, version_id="{ATLAS_V1}", dry_run=True),
     tool("export_agents"),
     resource(f"agent-library://agents/{ATLAS}/memory"),
     resource(f"agent-library://entities/{PRIV['entname']}"),
@@ -663,6 +663,9 @@ async def test_a_quarantined_commit_waits_in_staging_until_promoted(served: Serv
             entities=[{"name": row, "summary": "waits for review", "visibility": "team"}]))
         assert answer.outcome == S, answer.text
         assert answer.data["staged"] is True and "bourdon staging promote" in answer.data["review"]
+        # The reference's staged answer: its note, and a path inside the library.
+        assert f"bourdon staging promote {DESK} --from {DESK}" in answer.data["note"]
+        assert answer.data["path"] == f"staging/{DESK}/{DESK}.l5.yaml"
         # Not served: the live manifest is unchanged, and no read shows the staged row.
         for spec in (tool("find_entity", name=row, access_level="team"),
                      tool("query_agent_memory", agent=DESK, topic=row, access_level="team")):
@@ -713,6 +716,76 @@ async def test_a_trusted_commit_is_live_at_once(served: Served) -> None:
     with Library.open(served.root) as library:
         assert library.current_digest(ATLAS) != before
         assert len(library.staged()) == staged_before
+
+
+async def test_a_commit_over_http_counts_only_rows_the_caller_may_see(served: Served) -> None:
+    """The reference's counts and path, without a private row or a server path in them."""
+    new_row, extra_tag = f"counted-row-{HEX}", f"prvextra{HEX}"
+    async with http_client(served.url, served.tokens[TRUSTED]) as client:
+        answer = await ask(client, tool(
+            "commit_to_federation", agent_id=ATLAS,
+            # The second row is the private entity: the merge updates it (a new tag) unseen.
+            entities=[{"name": new_row, "visibility": "team"},
+                      {"name": PRIV["entname"], "tags": [extra_tag]}]))
+    assert answer.outcome == L, answer.text
+    with Library.open(served.root) as library:
+        live = library.read(ATLAS).data
+    assert extra_tag in json.dumps(live), "the private row was not updated"
+
+    def shown(rows: list[dict[str, Any]]) -> int:  # ATLAS's policy: default team, one private tag
+        return sum(1 for r in rows
+                   if r.get("visibility") != "private" and PRIV["ptag"] not in r.get("tags", []))
+
+    data = answer.data
+    assert (data["entities_added"], data["entities_updated"]) == (1, 0)
+    assert (data["added"], data["updated"]) == (1, 0)
+    assert data["total_entities"] == shown(live["known_entities"]) < len(live["known_entities"])
+    assert data["total_notes"] == shown(live["notes"]) < len(live["notes"])
+    assert data["total"] == sum(data[f"total_{s}"] for s in ("entities", "sessions", "workstreams", "notes"))
+    assert data["path"] == f"agents/{ATLAS}.l5.yaml"
+    assert str(served.root) not in answer.text
+
+
+async def test_a_plain_rollback_over_http_rolls_back_and_counts_only_what_it_may_see(
+    served: Served,
+) -> None:
+    agent = f"undo-probe-{HEX}".lower()
+    async with http_client(served.url, served.tokens[TRUSTED]) as client:
+        first = await ask(client, tool("commit_to_federation", agent_id=agent, agent_type="other",
+                                       entities=[{"name": "kept", "visibility": "public"}]))
+        assert first.outcome == L, first.text
+        with Library.open(served.root) as library:  # the operator adds a private row
+            library.commit(agent, {"known_entities": [{"name": f"prv-{HEX}", "visibility": "private"}]})
+        later = await ask(client, tool("commit_to_federation", agent_id=agent,
+                                       entities=[{"name": "later", "visibility": "team"}]))
+        assert later.outcome == L, later.text
+        done = await ask(client, tool("rollback_agent_memory", agent_id=agent,
+                                      version_id=first.data["version_id"]))
+    assert done.outcome == A, done.text
+    assert done.data["restored_version"] == first.data["version_id"]
+    assert (done.data["replaced_digest"], done.data["digest"]) == (
+        later.data["digest"], first.data["digest"])
+    assert done.data["path"] == f"agents/{agent}.l5.yaml"
+    # Two rows went away; the member is told of the one it could see.
+    assert done.data["restored"] == {"added": 0, "updated": 0, "removed": 1}
+    with Library.open(served.root) as library:
+        assert [r["name"] for r in library.read(agent).data["known_entities"]] == ["kept"]
+
+
+async def test_version_sizes_over_http_do_not_show_a_private_edit(served: Served) -> None:
+    """The write that added only private rows leaves the size a member sees unchanged."""
+    sizes: dict[str, dict[str, int]] = {}
+    async with http_client(served.url, served.tokens[TRUSTED]) as client:
+        answer = await ask(client, tool("list_memory_versions", agent_id=ATLAS, limit=100))
+        assert answer.outcome == A, answer.text
+        sizes["member"] = {v["version_id"]: v["size_bytes"] for v in answer.data["versions"]}
+        by_digest8 = {v["digest8"]: v["version_id"] for v in answer.data["versions"]}
+    async with operator_client(served) as client:
+        answer = await ask(client, tool("list_memory_versions", agent_id=ATLAS, limit=100))
+        sizes["operator"] = {v["version_id"]: v["size_bytes"] for v in answer.data["versions"]}
+    before, private_edit = served.ctx["ATLAS_V1"], by_digest8[served.ctx["ATLAS_D2"]]
+    assert sizes["operator"][private_edit] > sizes["operator"][before]  # not vacuous
+    assert sizes["member"][private_edit] == sizes["member"][before]
 
 
 async def test_rotation_retires_the_old_token_on_the_next_request(served: Served) -> None:

@@ -126,7 +126,13 @@ def check_tools_match_the_reference(tools: list[Any]) -> None:
 
 
 async def test_tools_list_has_every_read_tool_with_the_reference_parameters(client: Client) -> None:
-    check_tools_match_the_reference((await client.list_tools()).tools)
+    tools = (await client.list_tools()).tools
+    check_tools_match_the_reference(tools)
+    # describe_caller is annotated like every read tool, as the reference annotates it.
+    hints = next(t for t in tools if t.name == "describe_caller").annotations
+    assert hints is not None
+    assert (hints.read_only_hint, hints.idempotent_hint, hints.destructive_hint) == (
+        True, True, False)  # fmt: skip
 
 
 async def test_resources_are_listed(client: Client) -> None:
@@ -322,6 +328,45 @@ async def test_resources_answer_at_public(client: Client) -> None:
 
 
 # -- errors ------------------------------------------------------------------------------
+
+
+async def test_turn_start_answers_carry_the_reference_keys(tmp_path: Path) -> None:
+    library = Library.init(tmp_path / "lib")
+    library.commit("a", {"agent": {"type": "other"},
+                         "known_entities": [{"name": "harbor-gateway", "summary": "the gate",
+                                             "visibility": "public"}],
+                         "recent_sessions": [{"date": "2026-11-30", "cwd": "/src/harbor",
+                                              "project_focus": ["harbor-gateway"],
+                                              "key_actions": ["moved the gate"]}]})  # fmt: skip
+    async with Client(create_server(library.root, watch=False)) as c:
+
+        async def bucket(prompt: str) -> tuple[str, list[str]]:
+            answer = await call(c, "prepare_recognition_context", prompt=prompt)
+            assert (answer["hydration"], answer["hydration_chars"]) == ("", 0)
+            return answer["confidence"], [m["confidence"] for m in answer["matched_entities"]]
+
+        # The reference's buckets: the prompt is the name, mentions it, or names a near miss.
+        assert await bucket("harbor-gateway") == ("high", ["high"])
+        assert await bucket("what broke in harbor-gateway today") == ("medium", ["medium"])
+        assert await bucket("what broke in harbor-gatewya today") == ("low", ["low"])
+        assert await bucket("nothing known here") == ("none", [])
+
+        deeper = await call(c, "get_deeper_context", prompt="fix harbor-gateway")
+        assert deeper["reason"] == "" and deeper["context_chars"] == len(deeper["context"])
+        assert deeper["context"].splitlines() == [
+            "## harbor-gateway (topic)", "known by: a", "- (a) the gate",
+            "- session 2026-11-30 (a): moved the gate"]  # fmt: skip
+        empty = await call(c, "get_deeper_context", prompt="nothing known here")
+        assert (empty["context"], empty["context_chars"]) == ("", 0) and empty["reason"]
+
+        brief = await call(c, "compile_codex_turn", prompt="fix harbor-gateway", cwd="/src/harbor")
+        assert brief["repo"] == {"name": "harbor", "root": None, "remote": None}
+        (item,) = brief["items"]
+        assert (item["rank"], item["score"], item["source"], item["source_agents"]) == (
+            1, 100.0 + 2.0, "local", ["a"])  # fmt: skip
+        assert item["reason"] == item["why"] == "named in the prompt"
+        assert item["evidence"] == ["known by a"]
+        assert (await call(c, "describe_caller"))["version"] == 1
 
 
 @pytest.mark.parametrize(

@@ -611,10 +611,12 @@ async def converse(
                 for cwd in world.codex_cwds():
                     for prompt in prompts[:1] if cwd else prompts:
                         args = {"prompt": prompt, "cwd": cwd, "access_level": variant[0]}
+                        project = PurePath(cwd).name if cwd else None
                         echo = {
                             "prompt": prompt,
                             "cwd": cwd,
-                            "project": PurePath(cwd).name if cwd else None,
+                            "project": project,
+                            "repo": {"name": project, "root": None, "remote": None},
                         }
                         t.codex[variant, prompt, cwd] = await t.tool(
                             "compile_codex_turn", args, level, echo

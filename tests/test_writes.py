@@ -9,6 +9,7 @@ Nothing is mocked: real git, temporary folders. Figures are printed; run with ``
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import subprocess
 import sys
@@ -213,6 +214,13 @@ async def test_merge_unions_rows_and_replace_writes_only_what_is_given(
     assert (merged["added"], merged["updated"], merged["removed"], merged["total"]) == (1, 1, 0, 3)
     assert merged["counts"] == {"known_entities": 3, "recent_sessions": 0,
                                 "known_workstreams": 0, "notes": 0}  # fmt: skip
+    # The reference's counts, by section, and its absolute path for a local caller.
+    assert {k: merged[k] for k in REFERENCE_COUNTS} == {
+        "entities_added": 1, "entities_updated": 1, "sessions_added": 0, "sessions_updated": 0,
+        "workstreams_added": 0, "workstreams_updated": 0, "notes_added": 0, "notes_updated": 0,
+        "total_entities": 3, "total_sessions": 0, "total_workstreams": 0, "total_notes": 0,
+    }  # fmt: skip
+    assert merged["path"] == str(root / "agents" / "desk.l5.yaml")
     by_name = {r["name"]: r for r in rows(root, "desk")}
     assert list(by_name) == ["Alpha", "beta", "gamma"], "names keep their first spelling, in order"
     assert by_name["Alpha"]["summary"] == "two" and by_name["Alpha"]["tags"] == ["a", "b"]
@@ -230,6 +238,8 @@ async def test_merge_unions_rows_and_replace_writes_only_what_is_given(
     assert replaced["mode"] == "replace"
     assert (replaced["added"], replaced["updated"], replaced["removed"], replaced["total"]) == (
         2, 0, 2, 3)  # fmt: skip
+    assert (replaced["entities_added"], replaced["notes_added"], replaced["total_entities"],
+            replaced["total_notes"]) == (1, 1, 2, 1)  # fmt: skip
     assert names(root, "desk") == ["beta", "delta"]
     with Library.open(root) as library:
         manifest = library.read("desk")
@@ -241,6 +251,10 @@ async def test_merge_unions_rows_and_replace_writes_only_what_is_given(
                        entities=[{"name": "x"}])  # fmt: skip
     assert error["status"] == 400 and "merge, replace" in error["message"]
 
+
+REFERENCE_COUNTS = [f"{s}_{k}" for s in ("entities", "sessions", "workstreams", "notes")
+                    for k in ("added", "updated")] + [
+    f"total_{s}" for s in ("entities", "sessions", "workstreams", "notes")]  # fmt: skip
 
 ROWS: dict[str, Any] = {
     "entities": [{"name": "ledgerline", "type": "project", "summary": "OFX import", "tags": ["x"]}],
@@ -264,6 +278,10 @@ async def test_resending_the_same_rows_is_a_no_op_without_a_commit(
     assert again["version_id"] is None
     assert again["last_updated"] == first["last_updated"], "a no-op must not bump the timestamp"
     assert (again["added"], again["updated"], again["total"]) == (0, 0, 4)
+    assert [again[f"{s}_added"] for s in ("entities", "sessions", "workstreams", "notes")] == [
+        0, 0, 0, 0]  # fmt: skip
+    assert [again[f"total_{s}"] for s in ("entities", "sessions", "workstreams", "notes")] == [
+        1, 1, 1, 1]  # fmt: skip
 
     subset = await call(client, "commit_to_federation", agent_id="desk",
                         entities=ROWS["entities"])  # fmt: skip
@@ -296,6 +314,13 @@ async def test_a_stale_expected_digest_is_a_409_carrying_the_current_digest(
     assert error["status"] == 409 and error["code"] == "conflict"
     assert error["current_digest"] == second["digest"] == live_digest(root, "desk")
     assert commit_count(root) == count and names(root, "desk") == ["a", "b"]
+    # Clients of the reference read the stale write's digests at the top level.
+    body = (await client.call_tool("commit_to_federation", {
+        "agent_id": "desk", "entities": [{"name": "c"}], "expected_digest": first["digest"]})
+    ).structured_content  # fmt: skip
+    assert body is not None and body["error"]["status"] == 409
+    assert (body["current_digest"], body["expected_digest"]) == (second["digest"], first["digest"])
+    assert (body["agent_id"], body["mode"]) == ("desk", "merge") and body["detail"]
 
     # A digest8 works as expected_digest, current or stale.
     third = await call(client, "commit_to_federation", agent_id="desk",
@@ -539,6 +564,12 @@ async def test_list_memory_versions_is_newest_first_and_bounded(client: Client, 
         assert {"version_id", "digest8", "op", "caller", "time"} <= set(v)
         assert v["digest8"] == v["digest"].removeprefix("sha256:")[:8]
         assert (v["op"], v["caller"]) == ("merge", "operator")
+        # The reference's snapshot fields: its agent, when (UTC, seconds) and how many bytes.
+        assert v["agent_id"] == "busy" and v["taken_at"] == v["time"]
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", v["taken_at"])
+        blob = git(root, "show", f"{v['version_id']}:agents/busy.l5.yaml")
+        assert v["size_bytes"] == len(blob.encode())
+    assert page["count"] == 20
 
     most = await call(client, "list_memory_versions", agent_id="busy", limit=1000)
     assert most["meta"]["limit"] == 100 and len(most["versions"]) == 100
@@ -591,6 +622,14 @@ async def test_explain_memory_change_names_the_write_and_what_it_changed(
         }
         assert changes["changed"] == {"known_entities": ["y"]}
         assert changes["removed"] == {}
+        # The reference's shape of the same facts: found, and the write as its record.
+        assert answer["found"] is True
+        assert answer["write"] == {
+            "ts": answer["time"], "agent_id": "desk", "op": "commit", "caller": "operator",
+            "session_id": "s2", "transcript_ref": "file:///t/s2.jsonl", "taint_floor": "trusted",
+            "base_digest": second["previous_digest"], "new_digest": second["digest"],
+            "counts": {"entities_added": 1, "notes_added": 1, "entities_updated": 1},
+        }  # fmt: skip
         warnings = answer["meta"]["warnings"]
         assert any("session_id" in w and "transcript_ref" in w and "caller" in w
                    for w in warnings), warnings  # fmt: skip
@@ -603,7 +642,12 @@ async def test_explain_memory_change_names_the_write_and_what_it_changed(
                                               "notes": ["2026-11-30 | why y changed"]}  # fmt: skip
     assert replaced["changes"]["added"] == {}
 
-    error = await fail(client, "explain_memory_change", agent_id="desk", digest="0" * 64)
+    # A digest no write produced is an answer, as in the reference; an unknown agent is a 404.
+    unknown = await call(client, "explain_memory_change", agent_id="desk", digest="0" * 64)
+    assert unknown == {"agent_id": "desk", "digest": "0" * 64, "found": False,
+                       "detail": "no recorded write produced that state",
+                       "meta": {"warnings": []}}  # fmt: skip
+    error = await fail(client, "explain_memory_change", agent_id="nobody", digest="0" * 64)
     assert error["status"] == 404
     error = await fail(client, "explain_memory_change", agent_id="desk", digest="abc")
     assert error["status"] == 400
@@ -624,13 +668,20 @@ async def _three_versions(client: Client) -> list[dict[str, Any]]:
     return [v1, v2, v3]
 
 
-async def test_rollback_without_confirmation_only_previews(client: Client, root: Path) -> None:
+@pytest.mark.parametrize(
+    "asks",
+    [{"dry_run": True}, {"confirm": False}, {"dry_run": True, "confirm": True}],
+    ids=["dry_run", "confirm=false as before", "dry_run wins over confirm"],
+)
+async def test_a_rollback_asked_as_a_dry_run_only_previews(
+    client: Client, root: Path, asks: dict[str, bool]
+) -> None:
     v1, _, v3 = await _three_versions(client)
     count, at = commit_count(root), head(root)
     on_disk = (root / "agents" / "desk.l5.yaml").read_bytes()
 
     preview = await call(client, "rollback_agent_memory", agent_id="desk",
-                         version_id=v1["version_id"])  # fmt: skip
+                         version_id=v1["version_id"], **asks)  # fmt: skip
     assert preview["preview"] is True
     assert preview["current_digest"] == v3["digest"] == live_digest(root, "desk")
     would = preview["would_change"]
@@ -643,12 +694,33 @@ async def test_rollback_without_confirmation_only_previews(client: Client, root:
     versions = await call(client, "list_memory_versions", agent_id="desk")
     assert len(versions["versions"]) == 3
 
+
+async def test_a_plain_rollback_restores_as_the_reference_does(client: Client, root: Path) -> None:
+    v1, _, v3 = await _three_versions(client)
+    count = commit_count(root)
+    with Library.open(root) as library:
+        bytes_v1 = library.read_bytes("desk", v1["version_id"])
+
+    done = await call(client, "rollback_agent_memory", agent_id="desk",
+                      version_id=v1["version_id"])  # fmt: skip
+    # The reference's answer keys, with its meaning, next to bourdon's.
+    assert done["restored_version"] == done["version_id"] == v1["version_id"]
+    assert done["path"] == "agents/desk.l5.yaml"
+    assert (done["replaced_digest"], done["digest"]) == (v3["digest"], v1["digest"])
+    assert done["rolled_back"] is True and "preview" not in done
+    assert commit_count(root) == count + 1
+    assert (root / "agents" / "desk.l5.yaml").read_bytes() == bytes_v1
+    # Itself a version, so the plain call can be undone by another plain call.
+    undone = await call(client, "rollback_agent_memory", agent_id="desk",
+                        version_id=v3["version_id"])  # fmt: skip
+    assert undone["digest"] == v3["digest"] == live_digest(root, "desk")
+
     error = await fail(client, "rollback_agent_memory", agent_id="desk", version_id="f" * 40)
     assert error["status"] == 404
     error = await fail(client, "rollback_agent_memory", agent_id="ghost",
                        version_id=v1["version_id"])  # fmt: skip
     assert error["status"] == 404
-    assert commit_count(root) == count
+    assert commit_count(root) == count + 2, "a refused rollback wrote something"
 
 
 async def test_rollback_restores_the_exact_bytes_and_is_itself_undoable(
@@ -731,7 +803,7 @@ async def test_the_write_tools_over_stdio(root: Path, tmp_path: Path) -> None:
         versions = (await call(c, "list_memory_versions", agent_id="desk"))["versions"]
         assert [v["session_id"] for v in versions] == [None, "stdio-1"]
         preview = await call(c, "rollback_agent_memory", agent_id="desk",
-                             version_id=first["version_id"])  # fmt: skip
+                             version_id=first["version_id"], dry_run=True)  # fmt: skip
         assert preview["preview"] is True and commit_count(root) == count + 1
         done = await call(c, "rollback_agent_memory", agent_id="desk",
                           version_id=first["version_id"],
