@@ -96,8 +96,11 @@ class HttpGate:
             member = self.registry.authenticate(_bearer(headers.get("authorization", "")))
         except BourdonError as exc:  # an unreadable federation.yaml: the server's fault
             self.record(scope, "anonymous", 503, f"member registry unreadable: {exc.message}")
-            await _respond(send, 503, "the server cannot read its member registry; "
-                           "its operator must fix federation.yaml")
+            await _respond(
+                send,
+                503,
+                "the server cannot read its member registry; its operator must fix federation.yaml",
+            )
             return
         if member is None:
             message = (
@@ -107,7 +110,9 @@ class HttpGate:
             self.record(scope, "anonymous", 401, "no valid token")
             await _respond(send, 401, message, {"www-authenticate": 'Bearer error="invalid_token"'})
             return
-        caller = Caller(member.id, member.tier, frozenset(member.grants), "http", member.peer)
+        caller = Caller(
+            member.id, member.tier, frozenset(member.grants), "http", member.peer, member.max_access
+        )
         reset = _CALLER.set(caller)
         try:
             await self.app(scope, receive, send)
@@ -156,8 +161,14 @@ def _bearer(header: str) -> str | None:
 async def _respond(
     send: Send, status: int, message: str, extra: dict[str, str] | None = None
 ) -> None:
-    code = {400: "bad_input", 401: "unauthenticated", 403: "forbidden", 413: "too_large",
-            421: "misdirected", 503: "unavailable"}.get(status, "refused")
+    code = {
+        400: "bad_input",
+        401: "unauthenticated",
+        403: "forbidden",
+        413: "too_large",
+        421: "misdirected",
+        503: "unavailable",
+    }.get(status, "refused")
     error = {"code": code, "status": status, "message": message, "retryable": status == 503}
     body = json.dumps({"error": error}).encode("utf-8")
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]

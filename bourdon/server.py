@@ -204,11 +204,15 @@ class Guard:
 
 def seen_level(caller: Caller) -> int:
     """The widest visibility a caller is ever shown: private only to the local operator."""
-    return int(Visibility.PRIVATE if caller.transport == "stdio" else Visibility.TEAM)
+    widest = Visibility.PRIVATE if caller.transport == "stdio" else Visibility.TEAM
+    if caller.max_access:  # a member's own ceiling (max_access) only ever lowers it
+        widest = min(widest, Visibility.parse(caller.max_access))
+    return int(widest)
 
 
 def scope_of(caller: Caller) -> Scope:
-    return Scope(caller.readable(), caller.transport == "stdio")
+    ceiling = Visibility.parse(caller.max_access) if caller.max_access else None
+    return Scope(caller.readable(), caller.transport == "stdio", ceiling)
 
 
 def provenance_of(caller: Caller, session_id: str | None, transcript_ref: str | None) -> Provenance:

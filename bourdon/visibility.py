@@ -57,6 +57,7 @@ class Scope:
 
     agents: frozenset[str] | None = None
     local: bool = True
+    ceiling: Visibility | None = None  # a member's max_access: never answered above it
 
 
 OPEN = Scope()
@@ -83,6 +84,9 @@ def resolve(
     elif level is Visibility.PRIVATE and not scope.local:
         level = Visibility.TEAM
         warning = "private rows never leave this machine; answered at team"
+    if scope.ceiling is not None and level > scope.ceiling:
+        level = scope.ceiling
+        warning = f"this member may read up to {level}; answered at {level}"
     return Access(level, str(requested), bool(include_private), warning, scope.agents)
 
 
