@@ -26,7 +26,7 @@ import hashlib
 import heapq
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,8 +34,8 @@ from typing import Any, Final
 
 from bourdon import schema, yamlio
 from bourdon.digest import digest
-from bourdon.errors import BourdonError
-from bourdon.model import AGENTS_DIR, LOCAL_DIR, STAGING_DIR, SUFFIX
+from bourdon.errors import BourdonError, SchemaError
+from bourdon.model import AGENTS_DIR, LOCAL_DIR, ROW_SECTIONS, STAGING_DIR, SUFFIX
 
 VERSIONS: Final = "versions"
 PROVENANCE: Final = "provenance"
@@ -115,15 +115,18 @@ def is_reference_library(root: Path) -> bool:
     )
 
 
-def plan(root: Path) -> Adoption:
+def plan(root: Path, progress: Callable[[str], None] | None = None) -> Adoption:
     """Read the reference library at ``root`` (without changing it) into an adoption plan."""
     warnings: list[str] = []
     lines_seen: dict[str, int] = {}
     per_agent: list[list[State]] = []
-    for agent in _agent_ids(root):
+    agents = _agent_ids(root)
+    for done, agent in enumerate(agents, start=1):
         lines = _provenance(root, agent, warnings)
         lines_seen[agent] = len(lines)
         per_agent.append(list(_states(root, agent, lines, warnings)))
+        if progress and (done % 5 == 0 or done == len(agents)):
+            progress(f"read {done}/{len(agents)} agents of the reference library")
     # One time order for the whole library; heapq.merge keeps each agent's own order.
     states = list(heapq.merge(*per_agent, key=lambda s: (s.when, s.agent_id)))
     for state in states:
@@ -175,16 +178,18 @@ def _states(
             elif path.is_file():
                 warnings.append(f"{path.relative_to(root)} is not named like a version; kept")
     previous: bytes | None = None
+    checker = _Checker()
     for stamp, short, path in sorted(snapshots):
         raw = path.read_bytes()
         if raw != previous:  # the same bytes twice in a row make no new state
-            yield _state(root, agent, path, raw, lines, _stamp_time(stamp), f"{stamp}-{short}")
+            taken = _stamp_time(stamp)
+            yield _state(root, agent, path, raw, lines, checker, taken, f"{stamp}-{short}")
         previous = raw
     live = root / AGENTS_DIR / f"{agent}{SUFFIX}"
     if live.is_file():
         raw = live.read_bytes()
         if raw != previous:
-            yield _state(root, agent, live, raw, lines, None, None)
+            yield _state(root, agent, live, raw, lines, checker, None, None)
 
 
 def _state(
@@ -193,6 +198,7 @@ def _state(
     path: Path,
     raw: bytes,
     lines: list[dict[str, Any]],
+    checker: _Checker,
     taken: float | None,
     version: str | None,
 ) -> State:
@@ -201,7 +207,7 @@ def _state(
     when = _line_time(line) if line else None
     if when is None:
         when = taken if taken is not None else path.stat().st_mtime
-    ours, problem = _our_digest(raw, str(path.relative_to(root)))
+    ours, problem = checker.check(raw, hexdigest, str(path.relative_to(root)))
     return State(
         agent_id=agent,
         source=str(path.relative_to(root)),
@@ -236,17 +242,63 @@ def _producer(
     return found
 
 
-def _our_digest(raw: bytes, what: str) -> tuple[str | None, str | None]:
+class _Checker:
+    """Our digest of each state of one agent, and why our schema refuses it, if it does.
+
+    An agent's versions share most of their rows, so each distinct row is checked once and
+    its verdict remembered (20 versions of 1,000 rows then cost about what two manifests cost),
+    and the same bytes are read once.
+    """
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[str]] = {}  # section + row JSON -> its problems
+        self.seen: dict[str, tuple[str | None, str | None]] = {}  # sha256 of the bytes -> answer
+
+    def check(self, raw: bytes, hexdigest: str, what: str) -> tuple[str | None, str | None]:
+        if hexdigest not in self.seen:
+            self.seen[hexdigest] = self._check(raw, what)
+        return self.seen[hexdigest]
+
+    def _check(self, raw: bytes, what: str) -> tuple[str | None, str | None]:
+        try:
+            data = yamlio.load(raw, what=what)
+        except BourdonError as exc:
+            return None, exc.message
+        if not isinstance(data, dict):
+            return None, f"{what}: a manifest must be a mapping"
+        sections = {s: v for s, v in data.items() if s in ROW_SECTIONS and isinstance(v, list)}
+        problems = _problems({**data, **{section: [] for section in sections}})
+        limits = schema.row_limits()
+        for section, rows in sections.items():
+            if len(rows) > limits[section]:
+                problems.append(f"/{section}: {len(rows)} rows; the limit is {limits[section]}")
+            for i, row in enumerate(rows):
+                key = section + json.dumps(row, sort_keys=True, ensure_ascii=False)
+                if key not in self.rows:
+                    self.rows[key] = _problems({**_SKELETON, section: [row]})
+                at = f"/{section}/0"
+                problems += [p.replace(at, f"/{section}/{i}", 1) for p in self.rows[key]]
+        if not problems:
+            return digest(data), None
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return digest(data), f"{what}: {problems[0]}{more}"
+
+
+_SKELETON: Final = {
+    "spec_version": "0.1",
+    "agent": {"id": "a", "type": "other"},
+    "last_updated": "2026-01-01T00:00:00Z",
+}
+
+
+def _problems(data: dict[str, Any]) -> list[str]:
     try:
-        return digest(schema.load_manifest(raw, what=what).data), None
+        schema.validate(data)
+    except SchemaError as exc:
+        return list(exc.problems)
     except BourdonError as exc:
-        problem = exc.message
-    # Refused by our schema: still name the state by our digest when the YAML parses.
-    try:
-        data = yamlio.load(raw, what=what)
-    except BourdonError:
-        return None, problem
-    return (digest(data) if isinstance(data, Mapping) else None), problem
+        return [exc.message]
+    return []
 
 
 def _staged(root: Path) -> list[str]:

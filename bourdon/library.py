@@ -236,19 +236,22 @@ class Library:
         *,
         machine: str | None = None,
         progress: Callable[[str], None] | None = None,
+        adoption: adopt.Adoption | None = None,
     ) -> Library:
         """Create a library at ``path`` (an empty or missing folder), or open an existing one.
 
         A library the reference Bourdon wrote (``agents/``, ``versions/``, no git) is adopted
         in place: its history becomes commits (``adopt``), its own files move under
-        ``.bourdon/imported/``.
+        ``.bourdon/imported/``. ``adoption`` is its plan when the caller has just read it.
         """
         root = Path(path).expanduser().absolute()
         if (root / ADOPTING).exists():
             _resume_adoption(root)
         if (root / ".git").exists() and (root / AGENTS).is_dir():
             return cls.open(root, machine=machine)
-        reference = adopt.plan(root) if adopt.is_reference_library(root) else None
+        reference = None
+        if adopt.is_reference_library(root):
+            reference = adoption if adoption is not None else adopt.plan(root)
         if reference is None and root.exists() and any(p.name != LOCAL for p in root.iterdir()):
             raise LibraryError(
                 f"{root} is not empty and is not a library; pick an empty or new folder"

@@ -65,10 +65,10 @@ def cmd_init(args: argparse.Namespace) -> int:
 
     root = (Path(args.path).expanduser() if args.path else library_path(args)).absolute()
     existed = (root / ".git").exists() and (root / AGENTS).is_dir()
-    plan = adopt.plan(root) if adopt.is_reference_library(root) else None
+    plan = adopt.plan(root, output.error) if adopt.is_reference_library(root) else None
     if args.dry_run:
         return _show_plan(root, plan, existed, args.json)
-    library = Library.init(root, machine=machine_name(), progress=output.error)
+    library = Library.init(root, machine=machine_name(), progress=output.error, adoption=plan)
     if args.json:
         found = {"library": str(library.root), "created": not existed, "adopted": bool(plan)}
         output.print_json({**found, **({"adoption": plan.to_dict()} if plan else {})})
