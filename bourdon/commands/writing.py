@@ -70,8 +70,10 @@ def cmd_init(args: argparse.Namespace) -> int:
         return _show_plan(root, plan, existed, args.json)
     library = Library.init(root, machine=machine_name(), progress=output.error, adoption=plan)
     if args.json:
-        found = {"library": str(library.root), "created": not existed, "adopted": bool(plan)}
-        output.print_json({**found, **({"adoption": plan.to_dict()} if plan else {})})
+        found: dict[str, Any] = {"library": str(library.root), "created": not existed}
+        if plan is not None:
+            found.update(adopted=True, adoption=plan.to_dict())
+        output.print_json(found)
     elif plan is not None:
         _print_plan(plan, done=True)
         print(f"  serve it:    bourdon serve --library {library.root}")
