@@ -86,6 +86,7 @@ TRAILERS: Final = (
     "Reference-Digest",
     "Reference-Version",
 )
+REFERENCE_STAGING_NOTES: Final = "staging"
 ADOPTING: Final = f"{LOCAL_DIR}/adopting.json"  # an adoption of a reference library under way
 _VERSION = re.compile(r"[0-9a-f]{4,64}")
 _CACHE_SIZE: Final = 256
@@ -706,6 +707,9 @@ class Library:
         """Merge a staged write into the live manifest and clear it, in one commit."""
         staged_path = staging_path(caller, agent_id)
         staged = self._read_data(staged_path, None, f"{caller}/{agent_id} in staging")
+        # A write the reference staged carries its review notes (taint) under 'staging:';
+        # like the reference, promotion leaves them out of the live manifest.
+        staged = {k: v for k, v in staged.items() if k != REFERENCE_STAGING_NOTES}
         who = self._who(provenance)
 
         def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
