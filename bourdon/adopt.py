@@ -120,7 +120,7 @@ def plan(root: Path, progress: Callable[[str], None] | None = None) -> Adoption:
     warnings: list[str] = []
     lines_seen: dict[str, int] = {}
     per_agent: list[list[State]] = []
-    agents = _agent_ids(root)
+    agents = _agent_ids(root, warnings)
     for done, agent in enumerate(agents, start=1):
         lines = _provenance(root, agent, warnings)
         lines_seen[agent] = len(lines)
@@ -137,10 +137,14 @@ def plan(root: Path, progress: Callable[[str], None] | None = None) -> Adoption:
     )
 
 
-def _agent_ids(root: Path) -> list[str]:
+def _agent_ids(root: Path, warnings: list[str]) -> list[str]:
     found = {p.name[: -len(SUFFIX)] for p in (root / AGENTS_DIR).glob(f"*{SUFFIX}")}
     if (root / VERSIONS).is_dir():
         found |= {p.name for p in (root / VERSIONS).iterdir() if p.is_dir()}
+    for odd in sorted(a for a in found if not _AGENT_ID.fullmatch(a)):
+        warnings.append(
+            f"{odd!r} is not an agent id bourdon serves; its files are left as they are"
+        )
     return sorted(a for a in found if _AGENT_ID.fullmatch(a))
 
 

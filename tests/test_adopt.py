@@ -337,3 +337,14 @@ def test_an_interrupted_move_is_finished(tmp_path: Path) -> None:
         assert len(library.history("alpha")) == 3
     assert (root / ".bourdon" / "imported" / "provenance" / "alpha.jsonl").is_file()
     assert not (root / "provenance").exists()
+
+
+def test_a_file_whose_name_is_no_agent_id_is_left_in_place(tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    two_agents(root)
+    odd = root / "agents" / "Not An Id.l5.yaml"
+    odd.write_bytes(b"kept: as it is\n")
+    assert any("'Not An Id' is not an agent id" in w for w in adopt.plan(root).warnings)
+    with Library.init(root) as library:
+        assert library.agent_ids() == ["alpha", "beta"]
+    assert odd.read_bytes() == b"kept: as it is\n"

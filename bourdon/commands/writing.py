@@ -116,8 +116,10 @@ def _print_plan(plan: Adoption, *, done: bool) -> None:
         f"{len(facts['agents'])} agents as git history"
     )
     for agent, counts in facts["agents"].items():
+        plural = "" if counts["versions"] == 1 else "s"
         print(
-            f"  {agent}: {counts['versions']} versions ({counts['snapshots']} from versions/), "
+            f"  {agent}: {counts['versions']} version{plural} ({counts['snapshots']} from "
+            "versions/), "
             f"{counts['provenance_matched']} matched to its {counts['provenance_lines']} "
             "provenance lines"
         )
