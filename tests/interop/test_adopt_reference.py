@@ -59,7 +59,9 @@ async def write_with_the_reference(reference: Reference, library: Path, home: Pa
     tokens = {
         "laptop": reference.add_member(home, "laptop", "trusted"),
         "guest": reference.add_member(home, "guest", "quarantined"),
+        "reader": reference.add_member(home, "reader", "trusted"),
     }
+    reference.run("agent", "set-access", "reader", "public", home=home)
     async with Client(reference.stdio(library, home)) as client:
         await call(
             client,
@@ -246,6 +248,7 @@ async def test_reference_tokens_authenticate_before_and_after_member_import(
     assert {name: seen.get("tier") for name, seen in before.items()} == {
         "laptop": "trusted",
         "guest": "quarantined",
+        "reader": "trusted",
     }
     wrong = httpx2.post(
         our_http, headers={"Authorization": "Bearer bdn_" + "0" * 48}, json={}, timeout=10
@@ -261,4 +264,16 @@ async def test_reference_tokens_authenticate_before_and_after_member_import(
     assert {name: seen.get("tier") for name, seen in after.items()} == {
         "laptop": "trusted",
         "guest": "quarantined",
+        "reader": "trusted",
     }
+
+
+async def test_a_members_access_ceiling_set_by_the_reference_holds(
+    adopted: Adopted, our_http: str
+) -> None:
+    needs_lenient_reader(adopted.library)
+    async with http_client(our_http, adopted.tokens["reader"]) as client:
+        found = await call(client, "find_entity", name="ledgerline", access_level="team")
+    # 'reader' may read public rows only: beta's public Ledgerline, not alpha's team one.
+    assert found["meta"]["access_level"] == "public"
+    assert {agent for match in found["matches"] for agent in match["agents"]} == {"beta-agent"}
