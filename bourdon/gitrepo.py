@@ -327,17 +327,25 @@ class GitRepo:
         author: str,
         committer: str,
         merged: str | None = None,
+        when: int | None = None,
     ) -> str:
         """Commit ``path -> bytes`` (``None`` deletes) on top of ``parent``; return the commit.
 
         The branch moves only if it still points at ``parent`` (compare-and-swap); otherwise a
         ``GitError`` says that somebody else moved it. ``merged`` is a second parent: the
-        commit whose changes this one integrates.
+        commit whose changes this one integrates. ``when`` dates it (default: now).
         """
         commit, now = self.write_commit(
-            changes, message, parent=parent, author=author, committer=committer, merged=merged
+            changes,
+            message,
+            parent=parent,
+            author=author,
+            committer=committer,
+            merged=merged,
+            when=when,
         )
-        self._move_branch(parent, commit, committer, now, message.splitlines()[0][:200])
+        logged = now if when is None else int(time.time())  # the reflog says when it moved
+        self._move_branch(parent, commit, committer, logged, message.splitlines()[0][:200])
         return commit
 
     def write_commit(
@@ -349,6 +357,7 @@ class GitRepo:
         author: str,
         committer: str,
         merged: str | None = None,
+        when: int | None = None,
     ) -> tuple[str, int]:
         """Write a commit object (no ref moves); return it and its time.
 
@@ -359,7 +368,7 @@ class GitRepo:
             tuple(path.split("/")): data for path, data in changes.items()
         }
         new_tree = self._write_tree(tree, nested) or self._write_object(b"tree", b"")
-        now = int(time.time())
+        now = int(time.time()) if when is None else when
         header = f"tree {new_tree}\n"
         for each in (parent, merged):
             if each:

@@ -278,6 +278,8 @@ class Library:
                 parent=None,
                 author=_identity(OPERATOR),
                 committer=_identity("bourdon"),
+                # An adopted history starts when the reference's did, so git log reads in order.
+                when=reference.states[0].when if reference and reference.states else None,
             )
             if reference is not None:
                 library._adopt(reference, progress or (lambda _: None))

@@ -19,7 +19,8 @@ import pytest
 from bourdon import adopt
 from bourdon.cli import main
 from bourdon.digest import digest
-from bourdon.errors import LibraryError
+from bourdon.errors import GitError, LibraryError
+from bourdon.gitrepo import ImportedCommit
 from bourdon.library import Library
 from bourdon.yamlio import load
 
@@ -148,8 +149,9 @@ def test_init_replays_every_agent_in_one_time_order(tmp_path: Path) -> None:
         ".l5.yaml",
         "rollback alpha: adopted from agents/alpha.l5.yaml",
     ]
-    # Each state at the time of the write that produced it.
-    assert [int(line.split(" ", 1)[0]) for line in subjects[1:]] == [
+    # Each state at the time of the write that produced it; the history starts with the first.
+    assert [int(line.split(" ", 1)[0]) for line in subjects] == [
+        epoch("2026-12-01T10:00:00+00:00"),
         epoch("2026-12-01T10:00:00+00:00"),
         epoch("2026-12-01T10:00:01+00:00"),
         epoch("2026-12-01T10:00:02+00:00"),
@@ -348,3 +350,14 @@ def test_a_file_whose_name_is_no_agent_id_is_left_in_place(tmp_path: Path) -> No
     with Library.init(root) as library:
         assert library.agent_ids() == ["alpha", "beta"]
     assert odd.read_bytes() == b"kept: as it is\n"
+
+
+def test_an_import_never_moves_a_branch_that_moved_meanwhile(tmp_path: Path) -> None:
+    with Library.init(tmp_path / "lib") as library:
+        start = library.head()
+        moved = library.commit("a", {"agent": {"type": "other"}}).version
+        line = [ImportedCommit({"agents/x.l5.yaml": b"x\n"}, "import x", "a <a@h>", "a <a@h>", 1)]
+        with pytest.raises(GitError, match="compare-and-swap"):
+            library.repo.import_commits(line, parent=start)
+        assert library.head() == moved
+        assert library.repo.read_ref("refs/bourdon/importing") is None
