@@ -361,3 +361,15 @@ def test_an_import_never_moves_a_branch_that_moved_meanwhile(tmp_path: Path) -> 
             library.repo.import_commits(line, parent=start)
         assert library.head() == moved
         assert library.repo.read_ref("refs/bourdon/importing") is None
+
+
+def test_init_shows_ten_warnings_and_counts_the_rest(tmp_path: Path, cli: Any) -> None:
+    ref = two_agents(tmp_path / "lib")
+    for n in range(12):
+        ref.snapshot("alpha", f"20261130T0000{n:02d}000000Z", b"not: [a manifest\n%d" % n)
+    code, out, err = cli("init", tmp_path / "lib", "--dry-run")
+    assert code == 0
+    assert err.count("bourdon: warning: versions/alpha/") == 10
+    assert "bourdon: warning: and 2 more (--json lists every one)" in err
+    code, out, _ = cli("init", tmp_path / "lib", "--dry-run", "--json")
+    assert len(json.loads(out)["adoption"]["warnings"]) == 12

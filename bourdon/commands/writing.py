@@ -13,6 +13,8 @@ from bourdon.cli import library_path, open_library, read_input
 from bourdon.digest import digest8
 from bourdon.errors import BourdonError, InputError, LibraryError
 
+SHOWN_WARNINGS = 10  # an adoption may warn about hundreds of versions; --json has them all
+
 if TYPE_CHECKING:
     from bourdon.adopt import Adoption
     from bourdon.library import WriteResult
@@ -128,8 +130,11 @@ def _print_plan(plan: Adoption, *, done: bool) -> None:
     if plan.moved:
         where = "moved" if done else "would move"
         print(f"  {where} under {facts['moved_to']}/: {', '.join(plan.moved)}")
-    for warning in plan.warnings:
+    for warning in plan.warnings[:SHOWN_WARNINGS]:
         output.error(f"warning: {warning}")
+    if len(plan.warnings) > SHOWN_WARNINGS:
+        more = len(plan.warnings) - SHOWN_WARNINGS
+        output.error(f"warning: and {more} more (--json lists every one)")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
