@@ -52,7 +52,7 @@ class State:
     agent_id: str
     source: str  # the file it comes from, relative to the library
     raw: bytes
-    when: int  # seconds since the epoch: the write that produced it, else the snapshot's stamp
+    when: float  # seconds since the epoch: the write that produced it, else the snapshot's stamp
     op: str
     caller: str
     session: str | None
@@ -216,7 +216,7 @@ def _state(
         agent_id=agent,
         source=str(path.relative_to(root)),
         raw=raw,
-        when=int(when),
+        when=when,
         op=_text(line, "op") or "import",
         caller=_text(line, "caller") or CALLER_UNKNOWN,
         session=_text(line, "session_id"),

@@ -279,7 +279,7 @@ class Library:
                 author=_identity(OPERATOR),
                 committer=_identity("bourdon"),
                 # An adopted history starts when the reference's did, so git log reads in order.
-                when=reference.states[0].when if reference and reference.states else None,
+                when=int(reference.states[0].when) if reference and reference.states else None,
             )
             if reference is not None:
                 library._adopt(reference, progress or (lambda _: None))
@@ -341,7 +341,7 @@ class Library:
                     message,
                     _identity(state.caller),
                     _identity("bourdon"),
-                    state.when,
+                    int(state.when),
                 )
                 if done % 100 == 0 or done == total:
                     progress(f"replayed {done}/{total} versions")

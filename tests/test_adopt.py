@@ -373,3 +373,17 @@ def test_init_shows_ten_warnings_and_counts_the_rest(tmp_path: Path, cli: Any) -
     assert "bourdon: warning: and 2 more (--json lists every one)" in err
     code, out, _ = cli("init", tmp_path / "lib", "--dry-run", "--json")
     assert len(json.loads(out)["adoption"]["warnings"]) == 12
+
+
+def test_writes_within_one_second_keep_their_order(tmp_path: Path) -> None:
+    ref = ReferenceLibrary(tmp_path / "lib")
+    ref.provenance("alpha", "2026-12-01T10:00:00.900000Z", "commit", ALPHA_1)
+    ref.provenance("beta", "2026-12-01T10:00:00.100000Z", "commit", BETA_1)
+    ref.live("alpha", ALPHA_1)
+    ref.live("beta", BETA_1)
+    Library.init(tmp_path / "lib").close()
+    assert git(tmp_path / "lib", "log", "--reverse", "--format=%s").splitlines() == [
+        "create the library",
+        "commit beta: adopted from agents/beta.l5.yaml",
+        "commit alpha: adopted from agents/alpha.l5.yaml",
+    ]

@@ -153,6 +153,21 @@ async def test_bourdon_init_adopts_the_library_the_reference_wrote(adopted: Adop
             # Each write the reference recorded is a version here, with its op and caller.
             ops = [(v.op, v.caller) for v in reversed(library.history(agent))]
             assert ops == [(line["op"], line["caller"]) for line in adopted.provenance[agent]]
+    # One time order across agents: the order the reference's writes happened in.
+    log = subprocess.run(
+        ["git", "-C", str(adopted.library), "log", "--reverse", "--format=%s"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    writes = sorted(
+        (line for agent in adopted.reference_versions for line in adopted.provenance[agent]),
+        key=lambda line: line["ts"],
+    )
+    adopted_subjects = [s for s in log if ": adopted from " in s]
+    assert [s.split(" ")[:2] for s in adopted_subjects] == [
+        [line["op"], line["agent_id"] + ":"] for line in writes
+    ]
     moved = adopted.library / ".bourdon" / "imported"
     assert sorted(p.name for p in (moved / "versions" / "alpha-agent").iterdir()) != []
     assert (moved / "provenance" / "alpha-agent.jsonl").is_file()
