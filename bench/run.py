@@ -7,6 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_adopt
 import bench_coldstart
 import bench_export
 import bench_library
@@ -28,6 +29,7 @@ def main() -> int:
         bench_export,
         bench_sync,
         bench_status,
+        bench_adopt,
     )
     for module in benches:
         print(f"== {module.__name__}")

@@ -21,10 +21,11 @@ import contextlib
 import hashlib
 import os
 import subprocess
+import tempfile
 import threading
 import time
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final
@@ -102,6 +103,45 @@ def run_git(
     return done.stdout
 
 
+def stream_git(cwd: Path, chunks: Iterable[bytes], *args: str) -> None:
+    """Run one git command that reads a long input, fed chunk by chunk (never all in memory).
+
+    git's stderr goes to a temp file, not a pipe, so a chatty git can never block the feed.
+    """
+    command = ["git", *(part for item in _CONFIG for part in ("-c", item)), *args]
+    with tempfile.TemporaryFile() as said:
+        try:
+            proc = subprocess.Popen(
+                command, cwd=cwd, env=git_env(), stdin=subprocess.PIPE, stdout=said, stderr=said
+            )
+        except FileNotFoundError:
+            raise LibraryError("bourdon needs git on PATH; install git and try again") from None
+        assert proc.stdin is not None
+        try:
+            for chunk in chunks:
+                proc.stdin.write(chunk)
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass  # git stopped reading: its exit code and words say why
+        finally:
+            code = proc.wait()
+        if code != 0:
+            said.seek(0)
+            text = said.read().decode("utf-8", "replace").strip()
+            lines = text.splitlines()
+            raise GitError(
+                f"git {args[0]} failed: {lines[-1] if lines else f'exit {code}'}", stderr=text
+            )
+
+
+def _fast_import_path(path: str) -> bytes:
+    """A path as fast-import reads it: quoted C-style when it has a quote, space or newline."""
+    if not any(c in path for c in '"\\\n ') and not path.startswith('"'):
+        return path.encode("utf-8")
+    escaped = path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return b'"' + escaped.encode("utf-8") + b'"'
+
+
 def read_ref(git_dir: Path, ref: str) -> str | None:
     """The id a full ref name (``refs/...``) holds, read from its file or ``packed-refs``.
 
@@ -130,6 +170,17 @@ class LogEntry:
     parents: tuple[str, ...]
     time: int
     message: str
+
+
+@dataclass(frozen=True)
+class ImportedCommit:
+    """One commit for ``GitRepo.import_commits``: its changes (``None`` deletes), its time."""
+
+    changes: Mapping[str, bytes | None]
+    message: str
+    author: str
+    committer: str
+    when: int  # seconds since the epoch, UTC
 
 
 class GitRepo:
@@ -276,17 +327,25 @@ class GitRepo:
         author: str,
         committer: str,
         merged: str | None = None,
+        when: int | None = None,
     ) -> str:
         """Commit ``path -> bytes`` (``None`` deletes) on top of ``parent``; return the commit.
 
         The branch moves only if it still points at ``parent`` (compare-and-swap); otherwise a
         ``GitError`` says that somebody else moved it. ``merged`` is a second parent: the
-        commit whose changes this one integrates.
+        commit whose changes this one integrates. ``when`` dates it (default: now).
         """
         commit, now = self.write_commit(
-            changes, message, parent=parent, author=author, committer=committer, merged=merged
+            changes,
+            message,
+            parent=parent,
+            author=author,
+            committer=committer,
+            merged=merged,
+            when=when,
         )
-        self._move_branch(parent, commit, committer, now, message.splitlines()[0][:200])
+        logged = now if when is None else int(time.time())  # the reflog says when it moved
+        self._move_branch(parent, commit, committer, logged, message.splitlines()[0][:200])
         return commit
 
     def write_commit(
@@ -298,6 +357,7 @@ class GitRepo:
         author: str,
         committer: str,
         merged: str | None = None,
+        when: int | None = None,
     ) -> tuple[str, int]:
         """Write a commit object (no ref moves); return it and its time.
 
@@ -308,7 +368,7 @@ class GitRepo:
             tuple(path.split("/")): data for path, data in changes.items()
         }
         new_tree = self._write_tree(tree, nested) or self._write_object(b"tree", b"")
-        now = int(time.time())
+        now = int(time.time()) if when is None else when
         header = f"tree {new_tree}\n"
         for each in (parent, merged):
             if each:
@@ -317,6 +377,66 @@ class GitRepo:
         commit = self._write_object(b"commit", (header + message.rstrip("\n") + "\n").encode())
         self._fsync_dir(self.git_dir / "objects")
         return commit, now
+
+    def import_commits(
+        self, commits: Iterable[ImportedCommit], *, parent: str | None
+    ) -> str | None:
+        """Write a line of commits on top of ``parent`` in one ``git fast-import``; move the branch.
+
+        For many commits at once (adopting a library's whole history): one git process writes
+        them all into a pack, where writing loose objects would cost an fsync per object. Each
+        commit keeps its own time. The branch moves by compare-and-swap from ``parent`` to the
+        last commit, the commit point of the whole line; returns it (``parent`` if none).
+        """
+        scratch = "refs/bourdon/importing"
+        marks = self.git_dir / "bourdon-import.marks"
+        count = 0
+        self.delete_ref(scratch)  # a crashed import's leftovers must not become a parent
+
+        def stream() -> Iterator[bytes]:
+            nonlocal count
+            yield b"feature done\n"
+            for count, each in enumerate(commits, start=1):
+                message = each.message.rstrip("\n").encode("utf-8") + b"\n"
+                yield (
+                    f"commit {scratch}\nmark :{count}\n"
+                    f"author {each.author} {each.when} +0000\n"
+                    f"committer {each.committer} {each.when} +0000\n"
+                    f"data {len(message)}\n"
+                ).encode() + message
+                if count == 1 and parent:
+                    yield f"from {parent}\n".encode("ascii")
+                for path, data in each.changes.items():
+                    quoted = _fast_import_path(path)
+                    if data is None:
+                        yield b"D " + quoted + b"\n"
+                    else:
+                        yield b"M 100644 inline " + quoted + b"\n"
+                        yield f"data {len(data)}\n".encode("ascii") + data + b"\n"
+                yield b"\n"
+            yield b"done\n"
+
+        try:
+            stream_git(
+                self.root,
+                stream(),
+                "fast-import",
+                "--quiet",
+                "--done",
+                f"--export-marks={marks}",
+            )
+            if count == 0:
+                return parent
+            last = self.read_ref(scratch)
+            if last is None:
+                raise GitError("git fast-import wrote no commit")
+            reason = f"import {count} commits"
+            self._move_branch(parent, last, "bourdon <bourdon@localhost>", int(time.time()), reason)
+            return last
+        finally:
+            self.delete_ref(scratch)
+            with contextlib.suppress(FileNotFoundError):
+                marks.unlink()
 
     def _move_branch(self, old: str | None, new: str, who: str, when: int, reason: str) -> None:
         """``git update-ref <branch> <new> <old>``, done the way git does it, in-process.

@@ -24,6 +24,7 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import socket
 import threading
 import time
@@ -37,7 +38,7 @@ from typing import Any, Final
 
 import filelock
 
-from bourdon import schema, yamlio
+from bourdon import adopt, schema, yamlio
 from bourdon.digest import RowCache, digest, digest8, parse_digest
 from bourdon.durable import atomic_write
 from bourdon.errors import (
@@ -48,7 +49,7 @@ from bourdon.errors import (
     ManifestError,
     NotFoundError,
 )
-from bourdon.gitrepo import GitRepo, LogEntry
+from bourdon.gitrepo import GitRepo, ImportedCommit, LogEntry
 from bourdon.manifestcache import ManifestCache, content_id, remember_parsed
 from bourdon.merge import MergeStats, RowChanges, compare, merge, regenerate
 from bourdon.model import (
@@ -82,7 +83,11 @@ TRAILERS: Final = (
     "Ours-Digest",
     "Theirs-Digest",
     "Machine",
+    "Reference-Digest",
+    "Reference-Version",
 )
+REFERENCE_STAGING_NOTES: Final = "staging"
+ADOPTING: Final = f"{LOCAL_DIR}/adopting.json"  # an adoption of a reference library under way
 _VERSION = re.compile(r"[0-9a-f]{4,64}")
 _CACHE_SIZE: Final = 256
 
@@ -141,6 +146,7 @@ class Version:
     theirs: str | None = None  # ... its commit (the second parent), and both sides' digests
     ours_digest: str | None = None
     theirs_digest: str | None = None
+    reference_digest: str | None = None  # adopted from the reference: its sha256 of the bytes
 
     @property
     def digest8(self) -> str | None:
@@ -169,6 +175,7 @@ class Version:
                 if self.theirs
                 else {}
             ),
+            **({"reference_digest": self.reference_digest} if self.reference_digest else {}),
         }
 
 
@@ -224,15 +231,35 @@ class Library:
     # -- opening -------------------------------------------------------------------------
 
     @classmethod
-    def init(cls, path: str | os.PathLike[str], *, machine: str | None = None) -> Library:
-        """Create a library at ``path`` (an empty or missing folder), or open an existing one."""
+    def init(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        machine: str | None = None,
+        progress: Callable[[str], None] | None = None,
+        adoption: adopt.Adoption | None = None,
+    ) -> Library:
+        """Create a library at ``path`` (an empty or missing folder), or open an existing one.
+
+        A library the reference Bourdon wrote (``agents/``, ``versions/``, no git) is adopted
+        in place: its history becomes commits (``adopt``), its own files move under
+        ``.bourdon/imported/``. ``adoption`` is its plan when the caller has just read it.
+        """
         root = Path(path).expanduser().absolute()
+        if (root / ADOPTING).exists():
+            _resume_adoption(root)
         if (root / ".git").exists() and (root / AGENTS).is_dir():
             return cls.open(root, machine=machine)
-        if root.exists() and any(p.name != LOCAL for p in root.iterdir()):
+        reference = None
+        if adopt.is_reference_library(root):
+            reference = adoption if adoption is not None else adopt.plan(root)
+        if reference is None and root.exists() and any(p.name != LOCAL for p in root.iterdir()):
             raise LibraryError(
                 f"{root} is not empty and is not a library; pick an empty or new folder"
             )
+        if reference is not None:
+            # Until the branch holds the whole history, an interrupted adoption starts again.
+            atomic_write(root / ADOPTING, json.dumps({"state": "replaying"}).encode("utf-8"))
         for folder in (root / AGENTS, root / STAGING, root / LOCAL):
             folder.mkdir(parents=True, exist_ok=True)
         repo = GitRepo.init(root)
@@ -251,8 +278,14 @@ class Library:
                 parent=None,
                 author=_identity(OPERATOR),
                 committer=_identity("bourdon"),
+                # An adopted history starts when the reference's did, so git log reads in order.
+                when=int(reference.states[0].when) if reference and reference.states else None,
             )
+            if reference is not None:
+                library._adopt(reference, progress or (lambda _: None))
             repo.sync_index()
+        if reference is not None:
+            (root / ADOPTING).unlink()
         return library
 
     @classmethod
@@ -265,6 +298,11 @@ class Library:
     ) -> Library:
         """Open the library at ``path``, reconciling first if a write was interrupted."""
         root = Path(path).expanduser().absolute()
+        if (root / ADOPTING).exists() or adopt.is_reference_library(root):
+            raise LibraryError(
+                f"{root} is a library of the reference Bourdon (no git history yet); adopt it "
+                f"with 'bourdon init {root}' (add --dry-run to see what it would do first)"
+            )
         if not (root / AGENTS).is_dir() or not (root / ".git").exists():
             raise LibraryError(
                 f"{root} is not a bourdon library; create one with 'bourdon init {root}'"
@@ -284,6 +322,69 @@ class Library:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _adopt(self, plan: adopt.Adoption, progress: Callable[[str], None]) -> None:
+        """Replay a reference library's states as commits in one import, then move its own
+        files under ``.bourdon/imported/`` (called by ``init``, under the library lock)."""
+        total = len(plan.states)
+
+        def commits() -> Iterator[ImportedCommit]:
+            for done, state in enumerate(plan.states, start=1):
+                who = Provenance(state.caller, state.session, state.transcript, self.machine)
+                extra = {"Reference-Digest": state.reference_digest}
+                if state.reference_version:
+                    extra["Reference-Version"] = state.reference_version
+                subject = f"{state.op} {state.agent_id}: adopted from {state.source}"
+                message = _message(state.op, state.agent_id, subject, who, state.digest, extra)
+                yield ImportedCommit(
+                    {agent_path(state.agent_id): state.raw},
+                    message,
+                    _identity(state.caller),
+                    _identity("bourdon"),
+                    int(state.when),
+                )
+                if done % 100 == 0 or done == total:
+                    progress(f"replayed {done}/{total} versions")
+            # What the reference left live but our history would not: staged writes, each
+            # at its file's time, and agents whose live manifest is gone.
+            for name in plan.staged:
+                caller = name.split("/")[1]
+                who = Provenance(caller, machine=self.machine)
+                message = _message(
+                    "stage",
+                    name.split("/")[2][: -len(SUFFIX)],
+                    f"adopt staged write {name}",
+                    who,
+                    None,
+                )
+                when = int((self.root / name).stat().st_mtime)
+                raw = (self.root / name).read_bytes()
+                yield ImportedCommit(
+                    {name: raw}, message, _identity(caller), _identity("bourdon"), when
+                )
+            gone = {
+                agent_path(a): None
+                for a in plan.agents()
+                if not (self.root / agent_path(a)).exists()
+            }
+            if gone:
+                message = _message(
+                    "import",
+                    "library",
+                    "agents without a live manifest",
+                    Provenance(machine=self.machine),
+                    None,
+                )
+                yield ImportedCommit(
+                    gone, message, _identity(OPERATOR), _identity("bourdon"), int(time.time())
+                )
+
+        self.repo.import_commits(commits(), parent=self.head())
+        record = {"state": "moving", "moved": plan.moved}
+        atomic_write(self.root / ADOPTING, json.dumps(record).encode("utf-8"))
+        _move_imported(self.root, plan.moved)
+        if plan.moved:
+            progress(f"moved {len(plan.moved)} reference files under {adopt.IMPORTED}/")
 
     # -- reading -------------------------------------------------------------------------
 
@@ -333,6 +434,13 @@ class Library:
         path = agent_path(agent_id)
         candidates = self.repo.log(path, None, grep=f"Bourdon-Digest: sha256:{hexpart}")
         found = [v for v in (self._version(e, path) for e in candidates) if _has(v, hexpart)]
+        if not found:  # a state adopted from the reference, named by its digest of the bytes
+            candidates = self.repo.log(path, None, grep=f"Bourdon-Reference-Digest: {hexpart}")
+            found = [
+                v
+                for v in (self._version(e, path) for e in candidates)
+                if (v.reference_digest or "").startswith(hexpart)
+            ]
         if not found:  # commits made outside bourdon carry no trailer: look at the content
             found = [v for v in self.history(agent_id, limit=500) if _has(v, hexpart)]
         # The same state can be produced again (a rollback restores it): the first write
@@ -601,6 +709,9 @@ class Library:
         """Merge a staged write into the live manifest and clear it, in one commit."""
         staged_path = staging_path(caller, agent_id)
         staged = self._read_data(staged_path, None, f"{caller}/{agent_id} in staging")
+        # A write the reference staged carries its review notes (taint) under 'staging:';
+        # like the reference, promotion leaves them out of the live manifest.
+        staged = {k: v for k, v in staged.items() if k != REFERENCE_STAGING_NOTES}
         who = self._who(provenance)
 
         def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
@@ -1009,6 +1120,7 @@ class Library:
             theirs=trailers.get("Theirs"),
             ours_digest=trailers.get("Ours-Digest"),
             theirs_digest=trailers.get("Theirs-Digest"),
+            reference_digest=trailers.get("Reference-Digest"),
         )
 
 
@@ -1174,6 +1286,36 @@ def _now() -> str:
 
 def _iso(epoch: int) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat().replace("+00:00", "Z")
+
+
+def _move_imported(root: Path, names: list[str]) -> None:
+    """Move the reference's own files under ``.bourdon/imported/``, keeping their paths.
+
+    Idempotent: a move an interrupted adoption already made is not made again.
+    """
+    for name in names:
+        source, target = root / name, root / adopt.IMPORTED / name
+        if source.exists() or source.is_symlink():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(source, target)
+
+
+def _resume_adoption(root: Path) -> None:
+    """Finish, or undo so it can start again, an adoption a crash interrupted."""
+    try:
+        record = json.loads((root / ADOPTING).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = {}
+    if isinstance(record, dict) and record.get("state") == "moving":
+        _move_imported(root, [str(n) for n in record.get("moved") or []])
+    else:
+        # The history was never complete: the repository is this adoption's own, made
+        # moments ago, and every reference file is still where it was.
+        shutil.rmtree(root / ".git", ignore_errors=True)
+        for name in (".gitignore", f"{AGENTS}/.gitkeep", f"{STAGING}/.gitkeep"):
+            with contextlib.suppress(FileNotFoundError):
+                (root / name).unlink()
+    (root / ADOPTING).unlink()
 
 
 def _read_pid(path: Path) -> str:

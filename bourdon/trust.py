@@ -12,6 +12,15 @@ The registry lives in ``$BOURDON_HOME/federation.yaml`` (default ``~/.bourdon``)
         rotated: null
         revoked: null
 
+The reference Bourdon's registry (``{version: 1, agents: {<name>: {tier, grants, token_sha256,
+revoked: bool, max_access, handoff_required, ...}}}``, the same file name and the same token
+digest) is read as it is, so its tokens authenticate unchanged, never with more access than the
+reference gave them: ``max_access`` caps the level answered, and a member whose every request the
+reference narrowed to tainted without a signed handoff (``handoff_required``, which bourdon does
+not implement) is quarantined. The first write converts the file to the shape above, with the
+original kept beside it (``federation.yaml.reference.bak``); ``bourdon member import`` does
+only that.
+
 Tokens are ``bdn_`` + 48 hex characters (192 random bits). Only their SHA-256 is stored, and a
 presented token is compared with every member's digest in constant time. The registry is read
 again whenever its bytes change, so ``revoke`` and ``rotate`` take effect on the next request;
@@ -26,7 +35,7 @@ import hashlib
 import hmac
 import secrets
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,6 +78,8 @@ class Member:
     rotated: str | None = None
     revoked: str | None = None
     peer: bool = False  # another machine's bourdon server: answered from this library only
+    max_access: str | None = None  # public or team: never answered above it
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)  # unknown keys, kept
 
     @property
     def active(self) -> bool:
@@ -76,6 +87,7 @@ class Member:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            **self.extra,
             "id": self.id,
             "tier": self.tier,
             "grants": list(self.grants),
@@ -85,11 +97,12 @@ class Member:
             "rotated": self.rotated,
             "revoked": self.revoked,
             "peer": self.peer,
+            **({"max_access": self.max_access} if self.max_access else {}),
         }
 
     def public(self) -> dict[str, Any]:
         """What ``member list`` shows: everything but the token digest."""
-        out = self.to_dict()
+        out = {k: v for k, v in self.to_dict().items() if k not in self.extra}
         out.pop("token_sha256")
         out["active"] = self.active
         return out
@@ -104,6 +117,7 @@ class Caller:
     grants: frozenset[str] = field(default_factory=frozenset)
     transport: str = "stdio"
     peer: bool = False
+    max_access: str | None = None  # the member's ceiling (public or team), if it has one
 
     @classmethod
     def operator(cls) -> Caller:
@@ -127,10 +141,14 @@ class Caller:
     @property
     def ceiling(self) -> Visibility:
         """The widest visibility this caller is ever shown, whatever it asks: private only
-        to the local operator, public only to the anonymous caller."""
+        to the local operator, public only to the anonymous caller, and never above a member's
+        own ``max_access`` (which only ever lowers it)."""
         if self.transport == "stdio":
             return Visibility.PRIVATE
-        return Visibility.PUBLIC if self.is_anonymous else Visibility.TEAM
+        widest = Visibility.PUBLIC if self.is_anonymous else Visibility.TEAM
+        if self.max_access:
+            widest = min(widest, Visibility.parse(self.max_access))
+        return widest
 
     @property
     def trusted(self) -> bool:
@@ -187,6 +205,26 @@ class MemberRegistry:
             if hmac.compare_digest(presented, member.token_sha256) and member.active:
                 found = member
         return found
+
+    def is_reference_shape(self) -> bool:
+        """Is the file in the reference Bourdon's shape (an ``agents:`` mapping)?"""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return False
+        return _reference_rows(yamlio.load(raw, what=str(self.path))) is not None
+
+    def convert(self) -> Path | None:
+        """Rewrite a reference-shaped file in bourdon's shape; return the backup of the original.
+
+        ``None`` when there was nothing to convert. Every token keeps working: only digests
+        are stored, and they are carried over as they are.
+        """
+        if not self.is_reference_shape():
+            return None
+        with self._editing():
+            pass  # reading converts the rows; leaving backs the original up and writes ours
+        return self.path.with_name(self.path.name + BACKUP_SUFFIX)
 
     def _reload(self) -> None:
         try:
@@ -287,6 +325,11 @@ class MemberRegistry:
                 raw = b""
             members = _parse(raw, self.path) if raw else {}
             yield members
+            if raw and _reference_rows(yamlio.load(raw, what=str(self.path))) is not None:
+                # The reference's own file: kept beside ours before the first write replaces it.
+                backup = self.path.with_name(self.path.name + BACKUP_SUFFIX)
+                if not backup.exists():
+                    atomic_write(backup, raw, mode=0o600)
             data = {"members": [m.to_dict() for m in sorted(members.values(), key=lambda m: m.id)]}
             atomic_write(self.path, yamlio.dump(data), mode=0o600)  # the owner's eyes only
         self._seen = None
@@ -306,6 +349,9 @@ def _check_tier(tier: str) -> None:
 
 def _parse(raw: bytes, path: Path) -> dict[str, Member]:
     data = yamlio.load(raw, what=str(path))
+    reference = _reference_rows(data)
+    if reference is not None:
+        return {name: _from_reference(name, row) for name, row in reference.items()}
     rows = data.get("members") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         raise LibraryError(f"{path} has no 'members' list; fix or remove the file")
@@ -324,5 +370,62 @@ def _parse(raw: bytes, path: Path) -> dict[str, Member]:
             rotated=row.get("rotated"),
             revoked=row.get("revoked"),
             peer=row.get("peer") in (True, "true"),  # plain YAML scalars load as strings
+            max_access=_ceiling(row.get("max_access")),
+            extra={k: _scalar(v) for k, v in row.items() if k not in _OUR_KEYS},
         )
     return out
+
+
+BACKUP_SUFFIX: Final = ".reference.bak"
+_OUR_KEYS: Final = frozenset(
+    "id tier grants token_id token_sha256 created rotated revoked peer max_access".split()
+)
+_REFERENCE_KEYS: Final = frozenset(
+    "tier grants token_sha256 created_at rotated_at revoked revoked_at max_access".split()
+)
+
+
+def _reference_rows(data: object) -> dict[str, dict[str, Any]] | None:
+    """The reference's ``agents: {name: row}`` mapping, or ``None`` for any other shape."""
+    if not isinstance(data, dict) or "members" in data:
+        return None
+    rows = data.get("agents")
+    if not isinstance(rows, dict):
+        return None
+    return {str(k): v if isinstance(v, dict) else {} for k, v in rows.items()}
+
+
+def _from_reference(name: str, row: Mapping[str, Any]) -> Member:
+    """One row of the reference's registry as a member, with no more access than it had."""
+    tier = row.get("tier")
+    # The reference answers a request without a router-signed handoff as tainted (its
+    # untrusted path) when the row requires one; bourdon has no handoffs, so: quarantined.
+    if tier not in TIERS or row.get("handoff_required") in (True, "true"):
+        tier = QUARANTINED
+    revoked = row.get("revoked")
+    gone = revoked is True or (isinstance(revoked, str) and revoked.lower() in ("true", "yes"))
+    grants = row.get("grants") or []
+    return Member(
+        id=name,
+        tier=str(tier),
+        grants=tuple(g for g in grants if isinstance(g, str)) if isinstance(grants, list) else (),
+        token_sha256=str(row.get("token_sha256") or ""),
+        created=str(row.get("created_at") or ""),
+        rotated=str(row["rotated_at"]) if row.get("rotated_at") else None,
+        revoked=str(row.get("revoked_at") or "revoked") if gone else None,
+        max_access=_ceiling(row.get("max_access"), reference=True),
+        extra={k: _scalar(v) for k, v in row.items() if k not in _REFERENCE_KEYS},
+    )
+
+
+def _scalar(value: Any) -> Any:
+    """YAML booleans (the reference writes them), which our strict YAML reads as words."""
+    return {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
+
+
+def _ceiling(value: object, *, reference: bool = False) -> str | None:
+    """A ``max_access`` as stored: absent means none; anything unknown means public, the
+    lowest (ignoring it would widen access; the reference does the same)."""
+    if value is None or (value == "" and not reference):
+        return None
+    return value if value in ("public", "team") else "public"

@@ -87,7 +87,7 @@ def resolve(
         warning = "private rows never leave this machine; answered at team"
     if level > scope.ceiling:
         level = scope.ceiling
-        warning = f"a caller without a token is answered at {scope.ceiling}"
+        warning = f"this caller may read up to {level}; answered at {level}"
     return Access(level, str(requested), bool(include_private), warning, scope.agents)
 
 

@@ -25,7 +25,9 @@ ALLOWED: dict[str, set[str]] = {
     "gitrepo": {"errors"},
     "manifestcache": {"schema", "yamlio", "resources"},
     "durable": set(),
+    "adopt": {"errors", "model", "yamlio", "schema", "digest"},
     "library": {
+        "adopt",
         "errors",
         "model",
         "yamlio",

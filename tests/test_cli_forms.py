@@ -504,7 +504,7 @@ async def test_a_tokenless_caller_reads_public_rows_only(door: Door) -> None:
         me = await call(client, "describe_caller")
     assert [m["name"] for m in public["matches"]] == ["harbor"]
     assert public["meta"]["access_level"] == "public"
-    assert "a caller without a token is answered at public" in public["meta"]["warnings"]
+    assert "this caller may read up to public; answered at public" in public["meta"]["warnings"]
     assert team["matches"] == [] and private["matches"] == []
     assert "team only" not in json.dumps(team) and "mine" not in json.dumps(private)
     assert (me["member_id"], me["authenticated"], me["writes"]) == ("anonymous", False, "refused")

@@ -62,6 +62,13 @@ def register(sub: Any) -> None:
         add_json(v)
         v.set_defaults(func=func)
 
+    v = verbs.add_parser(
+        "import",
+        help="convert the reference Bourdon's federation.yaml to bourdon's shape (tokens kept)",
+    )
+    add_json(v)
+    v.set_defaults(func=cmd_import)
+
     p = sub.add_parser("audit", help="who called what, allowed or denied, newest last")
     p.add_argument("--agent", metavar="NS", help="only calls about this namespace")
     p.add_argument("--denials", action="store_true", help="only denied calls")
@@ -105,6 +112,31 @@ def cmd_revoke(args: argparse.Namespace) -> int:
         output.print_json(member.public())
     else:
         print(f"Revoked {member.id}: its token is refused from the next request on.")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    members = registry()
+    backup = members.convert()
+    found = members.members()
+    if args.json:
+        output.print_json(
+            {
+                "registry": str(members.path),
+                "converted": backup is not None,
+                "backup": str(backup) if backup else None,
+                "members": [m.public() for m in found],
+            }
+        )
+    elif backup is None:
+        print(f"{members.path} is already in bourdon's shape ({len(found)} members); nothing to do")
+    else:
+        print(f"Converted {members.path} to bourdon's shape: {len(found)} members, same tokens")
+        print(f"  the reference's file is kept as {backup}")
+        for m in found:
+            ceiling = f", reads at most {m.max_access}" if m.max_access else ""
+            state = "revoked" if m.revoked else "active"
+            print(f"  {m.id}: {m.tier}, {state}{ceiling}")
     return 0
 
 

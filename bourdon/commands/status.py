@@ -95,6 +95,7 @@ def _report(args: argparse.Namespace, *, deep: bool) -> dict[str, Any]:
         recovered = list(library.recovered)
         report_recovery(library)
     elif not deep:  # doctor reports a missing library as a problem; status cannot report
+        Library.open(root)  # refuses, saying what to do (init creates it, or adopts a reference)
         raise LibraryError(
             f"{root} is not a bourdon library; create one with 'bourdon init {root}'"
         )

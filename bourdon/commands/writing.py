@@ -13,15 +13,26 @@ from bourdon.cli import library_path, open_library, read_input
 from bourdon.digest import digest8
 from bourdon.errors import BourdonError, InputError, LibraryError
 
+SHOWN_WARNINGS = 10  # an adoption may warn about hundreds of versions; --json has them all
+
 if TYPE_CHECKING:
+    from bourdon.adopt import Adoption
     from bourdon.library import WriteResult
 
 
 def register(sub: Any) -> None:
     from bourdon.commands import add_json
 
-    p = sub.add_parser("init", help="create a library (a git repository of manifests)")
+    p = sub.add_parser(
+        "init",
+        help="create a library (a git repository of manifests), or adopt a reference library",
+    )
     p.add_argument("path", nargs="?", help="where (default: the --library path)")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="show what adopting a reference library would do; change nothing",
+    )
     add_json(p)
     p.set_defaults(func=cmd_init)
 
@@ -50,21 +61,80 @@ def register(sub: Any) -> None:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from bourdon import adopt
     from bourdon.library import AGENTS, Library
-
-    root = Path(args.path).expanduser() if args.path else library_path(args)
-    existed = (root / ".git").exists() and (root / AGENTS).is_dir()
     from bourdon.server_config import machine_name
 
-    library = Library.init(root, machine=machine_name())
+    root = (Path(args.path).expanduser() if args.path else library_path(args)).absolute()
+    existed = (root / ".git").exists() and (root / AGENTS).is_dir()
+    plan = adopt.plan(root, output.error) if adopt.is_reference_library(root) else None
+    if args.dry_run:
+        return _show_plan(root, plan, existed, args.json)
+    library = Library.init(root, machine=machine_name(), progress=output.error, adoption=plan)
     if args.json:
-        output.print_json({"library": str(library.root), "created": not existed})
+        found: dict[str, Any] = {"library": str(library.root), "created": not existed}
+        if plan is not None:
+            found.update(adopted=True, adoption=plan.to_dict())
+        output.print_json(found)
+    elif plan is not None:
+        _print_plan(plan, done=True)
+        print(f"  serve it:    bourdon serve --library {library.root}")
     elif existed:
         print(f"{library.root} is already a library ({len(library.agent_ids())} agents)")
     else:
         print(f"Created an empty library at {library.root}")
         print(f"  add memory:  bourdon --library {library.root} commit AGENT --file rows.yaml")
     return 0
+
+
+def _show_plan(root: Path, plan: Adoption | None, existed: bool, as_json: bool) -> int:
+    """``init --dry-run``: what init would do, without doing it."""
+    if as_json:
+        would = "adopt" if plan else ("nothing" if existed else "create")
+        output.print_json(
+            {
+                "library": str(root),
+                "would": would,
+                "dry_run": True,
+                **({"adoption": plan.to_dict()} if plan else {}),
+            }
+        )
+    elif plan is not None:
+        _print_plan(plan, done=False)
+    else:
+        print(
+            f"{root} is already a library; init would change nothing"
+            if existed
+            else f"Would create an empty library at {root}"
+        )
+    return 0
+
+
+def _print_plan(plan: Adoption, *, done: bool) -> None:
+    facts = plan.to_dict()
+    verb = "Adopted" if done else "Would adopt"
+    print(
+        f"{verb} the reference library at {plan.root}: {facts['commits']} versions of "
+        f"{len(facts['agents'])} agents as git history"
+    )
+    for agent, counts in facts["agents"].items():
+        plural = "" if counts["versions"] == 1 else "s"
+        print(
+            f"  {agent}: {counts['versions']} version{plural} ({counts['snapshots']} from "
+            "versions/), "
+            f"{counts['provenance_matched']} matched to its {counts['provenance_lines']} "
+            "provenance lines"
+        )
+    if plan.staged:
+        print(f"  staged writes kept for 'bourdon staging': {', '.join(plan.staged)}")
+    if plan.moved:
+        where = "moved" if done else "would move"
+        print(f"  {where} under {facts['moved_to']}/: {', '.join(plan.moved)}")
+    for warning in plan.warnings[:SHOWN_WARNINGS]:
+        output.error(f"warning: {warning}")
+    if len(plan.warnings) > SHOWN_WARNINGS:
+        more = len(plan.warnings) - SHOWN_WARNINGS
+        output.error(f"warning: and {more} more (--json lists every one)")
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
