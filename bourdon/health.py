@@ -35,7 +35,15 @@ from bourdon.errors import BourdonError
 from bourdon.federation import PeerList
 from bourdon.gitrepo import run_git
 from bourdon.library import pid_alive
-from bourdon.model import AGENTS_DIR, LOCAL_DIR, ROW_SECTIONS, SUFFIX, row_visibility
+from bourdon.model import (
+    AGENTS_DIR,
+    LOCAL_DIR,
+    ROW_SECTIONS,
+    SUFFIX,
+    Manifest,
+    Visibility,
+    row_visibility,
+)
 from bourdon.readerstatus import failure_logs, reader_report
 from bourdon.syncstate import remote_states, safe_url
 from bourdon.trust import QUARANTINED, TRUSTED, MemberRegistry
@@ -134,7 +142,8 @@ def collect(
     for agent_id in library.agent_ids():
         try:
             data = library.read(agent_id).data
-            facts.agents[agent_id] = raw_agent(data, library.current_digest(agent_id))
+            skipped = library.read_problems(agent_id)
+            facts.agents[agent_id] = raw_agent(data, library.current_digest(agent_id), skipped)
         except BourdonError as exc:
             facts.agents[agent_id] = {"problem": exc.message}
     facts.staged = _staged(library)
@@ -143,19 +152,27 @@ def collect(
     return facts
 
 
-def raw_agent(data: Mapping[str, Any], manifest_digest: str | None) -> dict[str, Any]:
-    """One manifest's facts: type, versions, and row counts by section and visibility."""
+def raw_agent(
+    data: Mapping[str, Any],
+    manifest_digest: str | None,
+    skipped: Iterable[schema.ReadProblem] = (),
+) -> dict[str, Any]:
+    """One manifest's facts: type, versions, row counts by section and visibility (of the rows
+    served), and the rows left out (``schema.read_manifest``)."""
     agent = data.get("agent")
     agent = agent if isinstance(agent, Mapping) else {}
     policy = data.get("visibility_policy")
     policy = policy if isinstance(policy, Mapping) else {}
+    skipped = tuple(skipped)
+    left_out = {(p.section, p.row) for p in skipped}
     counts = {section: dict.fromkeys(LEVELS, 0) for section in ROW_SECTIONS}
     for section in ROW_SECTIONS:
         rows = data.get(section)
-        for row in rows if isinstance(rows, list) else []:
-            if isinstance(row, Mapping):
+        for i, row in enumerate(rows if isinstance(rows, list) else []):
+            if isinstance(row, Mapping) and (section, i) not in left_out:
                 counts[section][str(row_visibility(row, policy))] += 1
     return {
+        "skipped": skipped,
         "type": agent.get("type"),
         "spec_version": data.get("spec_version"),
         "last_updated": data.get("last_updated"),
@@ -323,7 +340,8 @@ def manifest_problems(library: Library) -> list[dict[str, Any]]:
 
 def _invalid(raw: bytes, what: str, agent_id: str) -> str | None:
     try:
-        named = schema.load_manifest(raw, what=what).agent_id
+        # As the index and the writes read it: a row that does not validate is not fatal.
+        named = Manifest(schema.read_manifest(raw, what=what).data).agent_id
     except BourdonError as exc:
         return exc.message
     return None if named == agent_id else f"{what} holds agent {named!r}; rename the file"
@@ -417,7 +435,7 @@ class LiveStatus:
         for agent_id, view in views.items():
             cached = self._agents.get(agent_id)
             if cached is None or cached[0] is not view:  # a reload makes a new view
-                self._agents[agent_id] = (view, raw_agent(view.data, view.digest))
+                self._agents[agent_id] = (view, raw_agent(view.data, view.digest, view.skipped))
         return {agent_id: facts for agent_id, (_, facts) in self._agents.items()}
 
     def _leftover_facts(self, repo: GitRepo) -> list[dict[str, Any]]:
@@ -532,8 +550,24 @@ def _agents(raw: Mapping[str, dict[str, Any]] | None, audience: Audience) -> dic
             agents[agent_id] = {"valid": False, "problem": facts["problem"]}
             continue
         seen = facts["seen"][audience.private]
+        path = f"{AGENTS_DIR}/{agent_id}{SUFFIX}"
         agents[agent_id] = {
             "valid": True,
+            # Rows kept in the file but not served, each naming its row and field; a private
+            # row's problem only for an audience that sees private rows.
+            "skipped_rows": [
+                {
+                    "path": path,
+                    "section": p.section,
+                    "row": p.row,
+                    "name": p.name,
+                    "field": p.field,
+                    "problem": p.reason,
+                    "message": p.message(path),
+                }
+                for p in facts["skipped"]
+                if audience.private or p.level < Visibility.PRIVATE
+            ],
             "type": facts["type"],
             "spec_version": facts["spec_version"],
             "last_updated": facts["last_updated"],
