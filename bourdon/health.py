@@ -324,7 +324,8 @@ def manifest_problems(library: Library) -> list[dict[str, Any]]:
             committed = library.repo.object_id(head, rel) if head else None
             if committed == library.repo.blob_id(raw):
                 continue  # the same bytes as HEAD: checked above
-            problem = _invalid(raw, rel, path.name[: -len(SUFFIX)])
+            before = _committed_data(library, path.name[: -len(SUFFIX)]) if committed else None
+            problem = _invalid(raw, rel, path.name[: -len(SUFFIX)], before)
             if problem:
                 found.append(
                     {
@@ -338,13 +339,25 @@ def manifest_problems(library: Library) -> list[dict[str, Any]]:
     return found
 
 
-def _invalid(raw: bytes, what: str, agent_id: str) -> str | None:
+def _invalid(raw: bytes, what: str, agent_id: str, before: Mapping[str, Any] | None) -> str | None:
+    """Why a write would refuse to adopt this hand edit (``Library``): a broken top level, or
+    a bad row the edit brings (a bad row already committed is only left out, never refused)."""
     try:
-        # As the index and the writes read it: a row that does not validate is not fatal.
-        named = Manifest(schema.read_manifest(raw, what=what).data).agent_id
+        reading = schema.read_manifest(raw, what=what)
+        named = Manifest(reading.data).agent_id
     except BourdonError as exc:
         return exc.message
-    return None if named == agent_id else f"{what} holds agent {named!r}; rename the file"
+    if named != agent_id:
+        return f"{what} holds agent {named!r}; rename the file"
+    brought = schema.new_problems(reading, before)
+    return brought[0].message(what) if brought else None
+
+
+def _committed_data(library: Library, agent_id: str) -> Mapping[str, Any] | None:
+    try:
+        return library.read(agent_id).data
+    except BourdonError:
+        return None
 
 
 def _last_valid(library: Library, agent_id: str) -> str | None:

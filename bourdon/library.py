@@ -47,6 +47,7 @@ from bourdon.errors import (
     LibraryError,
     ManifestError,
     NotFoundError,
+    SchemaError,
 )
 from bourdon.gitrepo import GitRepo, LogEntry
 from bourdon.manifestcache import ManifestCache, content_id, remember_parsed
@@ -940,6 +941,12 @@ class Library:
             return
         try:
             data = self._parse(self.repo.blob_id(on_disk), on_disk, path)
+            committed = self._manifest_at(path, head)
+            brought = schema.new_problems(
+                self._disk_cache.read(on_disk, what=path), committed[1] if committed else None
+            )
+            if brought:
+                raise SchemaError(brought[0].message(path))
         except ManifestError as exc:
             raise LibraryError(
                 f"{path} was edited by hand and does not validate ({exc.message}); fix it, or "

@@ -551,3 +551,19 @@ def _a(value: object) -> str:
     if isinstance(value, dict):
         return "a mapping"
     return type(value).__name__
+
+
+def new_problems(reading: Reading, before: Mapping[str, Any] | None) -> list[ReadProblem]:
+    """The rows of ``reading`` that do not validate and are not, as they are, in ``before``.
+
+    A hand edit that *brings* a bad row is refused before it is committed (the user is there to
+    fix it); a bad row already committed (another Bourdon writer's) never blocks a write.
+    """
+    found = []
+    for problem in reading.problems:
+        if problem.section is None or problem.row is None:
+            continue
+        row = reading.data[problem.section][problem.row]
+        if row not in _rows(before, problem.section):
+            found.append(problem)
+    return found

@@ -479,3 +479,31 @@ def yamlio_dump(data: dict[str, Any]) -> str:
     from bourdon import yamlio
 
     return yamlio.dump(data).decode()
+
+
+def test_a_hand_edit_that_brings_a_bad_row_is_served_without_it_but_not_committed(
+    lib: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bourdon.errors import LibraryError
+
+    put(lib, REFERENCE_WRITTEN)
+    head = lib.head()
+    path = put(
+        lib,
+        REFERENCE_WRITTEN.replace(
+            "  summary: books\n", "  summary: books\n  valid_from: someday\n"
+        ),
+        commit=False,
+    )
+    index = served(lib)
+    assert [e.name for e in index.agents["alpha-agent"].entities] == ["secretproj"]
+    # The user is there to fix what they just typed: the write says where, and waits.
+    with pytest.raises(LibraryError, match=r"known_entities\[0\] \(name 'Ledgerline'\): field "):
+        lib.commit("alpha-agent", {"notes": [{"date": "2026-11-30", "text": "later"}]})
+    assert lib.head() == head
+    main(["--library", str(lib.root), "doctor", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    [problem] = [p for p in report["problems"] if p["code"] == "hand_edit_invalid"]
+    assert "field 'valid_from'" in problem["message"]
+    assert problem["fix"] == f"git -C {lib.root} checkout -- agents/alpha-agent.l5.yaml"
+    assert path.exists()
