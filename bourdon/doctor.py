@@ -63,7 +63,7 @@ def invalid_manifests(report: Mapping[str, Any], lib: str) -> Iterator[Problem]:
             {"agent": a, "path": f"agents/{a}.l5.yaml", "where": "head", "problem": e["problem"]}
             for a, e in agents.items()
             if not e.get("valid", True)
-        ]
+        ] + list(report.get("hand_edits") or [])
     for bad in checked:
         path, agent = bad["path"], bad["agent"]
         if bad["where"] == "head":

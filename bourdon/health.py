@@ -107,6 +107,7 @@ class Facts:
     members: list[Member] | str | None = None  # None: no federation.yaml
     leftovers: list[dict[str, Any]] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)
+    hand_edits: list[dict[str, Any]] | None = None  # manifest_problems' "disk" entries
     checks: dict[str, Any] | None = None  # doctor's slow checks
 
 
@@ -149,6 +150,7 @@ def collect(
     facts.staged = _staged(library)
     facts.remotes = _remotes(library.root, library.repo)
     facts.leftovers = leftovers(library.root, library.repo)
+    facts.hand_edits = hand_edit_problems(library)
     return facts
 
 
@@ -316,6 +318,15 @@ def manifest_problems(library: Library) -> list[dict[str, Any]]:
                     "last_valid": _last_valid(library, agent_id),
                 }
             )
+    return found + hand_edit_problems(library)
+
+
+def hand_edit_problems(library: Library) -> list[dict[str, Any]]:
+    """Files of ``agents/`` that differ from HEAD and that a write would refuse to adopt.
+
+    The server serves the files on disk, so ``bourdon status`` looks at them too: one read and
+    one hash per file, and a parse only of the files that differ from HEAD."""
+    found: list[dict[str, Any]] = []
     head = library.head()
     with contextlib.suppress(OSError):
         for path in sorted((library.root / AGENTS_DIR).glob(f"*{SUFFIX}")):
@@ -543,6 +554,8 @@ def compose(
     if audience.detail:
         report["leftovers"] = facts.leftovers
         report["recovered"] = facts.recovered
+        if facts.hand_edits is not None:
+            report["hand_edits"] = facts.hand_edits
         if facts.checks is not None:
             report["checks"] = facts.checks
     report["problems"] = doctor.diagnose(report)

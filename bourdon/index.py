@@ -44,6 +44,7 @@ from bourdon.manifestcache import ManifestCache
 from bourdon.model import (
     ENTITIES,
     NOTES,
+    ROW_SECTIONS,
     SESSIONS,
     SUFFIX,
     WORKSTREAMS,
@@ -143,6 +144,19 @@ class AgentView:
     def agent(self) -> Mapping[str, Any]:
         agent = self.data.get("agent")
         return agent if isinstance(agent, Mapping) else {}
+
+    @property
+    def served_data(self) -> Mapping[str, Any]:
+        """The manifest without the rows left out (``data`` holds them: digests count them)."""
+        if not self.skipped:
+            return self.data
+        left_out = {(p.section, p.row) for p in self.skipped}
+        out = dict(self.data)
+        for section in ROW_SECTIONS:
+            rows = out.get(section)
+            if isinstance(rows, list):
+                out[section] = [r for i, r in enumerate(rows) if (section, i) not in left_out]
+        return out
 
     @property
     def digest(self) -> str:

@@ -672,7 +672,7 @@ def agent_memory(
 ) -> dict[str, Any]:
     """One agent's manifest with the rows above ``level`` removed."""
     found = require_agent(index, agent_id, resolve(str(level), True, scope=scope))
-    return filter_manifest(index.agents[found].data, level)
+    return filter_manifest(index.agents[found].served_data, level)
 
 
 def entity_view(

@@ -467,23 +467,21 @@ def _row_problems(
         if not isinstance(row, dict):
             yield ReadProblem(section, i, None, f"is {_a(row)}, not a mapping of fields")
             continue
-        level = int(row_visibility(row, policy))
+        field: str | None = None
         if i >= limit:
             # The Bourdon schema caps the section: the rows past the cap are not served.
             reason = f"is past the limit of {limit:,} rows of {section}"
-            yield ReadProblem(section, i, None, reason, _shown_name(section, row, level), level)
-            continue
-        error = next(iter(sorted(validator.iter_errors(row), key=lambda e: list(e.path))), None)
-        if error is not None:
-            field = _field_of(error)
-            reason = _reason(error)
         else:
-            bad = _text_problems(row, "")
-            if not bad:
-                continue
-            field = bad[0].split("/")[1].split(":")[0] if bad[0].startswith("/") else None
-            field = field or None
-            reason = "contains a control character"
+            error = next(iter(sorted(validator.iter_errors(row), key=lambda e: list(e.path))), None)
+            if error is not None:
+                field, reason = _field_of(error), _reason(error)
+            else:
+                bad = _text_problems(row, "")
+                if not bad:
+                    continue  # the common case: nothing more to compute
+                field = bad[0][1:].split("/")[0].split(":")[0] or None
+                reason = bad[0].split(": ", 1)[1]  # names the character or the key's length
+        level = int(row_visibility(row, policy))
         yield ReadProblem(section, i, field, reason, _shown_name(section, row, level), level)
 
 

@@ -262,7 +262,10 @@ def test_a_bad_row_is_left_out_and_named_and_the_rest_of_the_manifest_serves(
     put(lib, bad_row_manifest())
     index = served(lib)
     assert index.problems == {}
-    assert [e.name for e in index.agents["alpha-agent"].entities] == ["Alder", "Elm"]
+    view = index.agents["alpha-agent"]
+    assert [e.name for e in view.entities] == ["Alder", "Elm"]
+    assert [r["name"] for r in view.served_data["known_entities"]] == ["Alder", "Elm"]
+    assert len(view.data["known_entities"]) == 5  # the file's content, as digests count it
     assert index.row_warnings(int(Visibility.PRIVATE)) == [
         "agents/alpha-agent.l5.yaml: known_entities[1] (name 'Birch'): field 'last_touched': "
         "is not a valid date (YYYY-MM-DD) (left out; the rest of the file is served)",
@@ -507,3 +510,30 @@ def test_a_hand_edit_that_brings_a_bad_row_is_served_without_it_but_not_committe
     assert "field 'valid_from'" in problem["message"]
     assert problem["fix"] == f"git -C {lib.root} checkout -- agents/alpha-agent.l5.yaml"
     assert path.exists()
+
+
+def test_control_characters_leave_the_row_out_and_are_named_without_the_text(
+    lib: Library,
+) -> None:
+    put(
+        lib,
+        HEAD
+        + 'notes:\n- date: "2026-11-05"\n  text: "red \\e[31m alert"\n- date: "2026-11-06"\n  text: fine\n',
+    )
+    index = served(lib)
+    assert [n.text for n in index.agents["alpha-agent"].notes] == ["fine"]
+    [problem] = index.row_problems["alpha-agent.l5.yaml"]
+    assert (problem.section, problem.row, problem.field) == ("notes", 0, "text")
+    assert "alert" not in problem.message("x") and "\\x1b" in problem.reason
+
+
+def test_status_looks_at_the_files_the_server_serves_not_only_at_head(
+    lib: Library, capsys: pytest.CaptureFixture[str]
+) -> None:
+    put(lib, REFERENCE_WRITTEN)
+    put(lib, bad_row_manifest().replace("alpha-agent", "beta-agent"), "beta-agent", commit=False)
+    assert main(["--library", str(lib.root), "status"]) == 0
+    out = capsys.readouterr().out
+    assert "No problem found" not in out
+    assert "hand_edit_invalid: agents/beta-agent.l5.yaml was edited by hand" in out
+    assert "known_entities[1] (name 'Birch'): field 'last_touched'" in out
