@@ -537,3 +537,44 @@ def test_status_looks_at_the_files_the_server_serves_not_only_at_head(
     assert "No problem found" not in out
     assert "hand_edit_invalid: agents/beta-agent.l5.yaml was edited by hand" in out
     assert "known_entities[1] (name 'Birch'): field 'last_touched'" in out
+
+
+def test_a_sync_carries_a_reference_manifest_to_another_machine_as_written(
+    tmp_path: Path,
+) -> None:
+    from bourdon.sync import add_remote, sync
+    from bourdon.testing.remotes import bare_repository
+
+    remote = bare_repository(tmp_path / "remote.git")
+    laptop = Library.init(tmp_path / "laptop", machine="laptop")
+    desktop = Library.init(tmp_path / "desktop", machine="desktop")
+    try:
+        for library in (laptop, desktop):
+            add_remote(library, "origin", str(remote))
+        text = REFERENCE_WRITTEN.replace("  summary: books\n", "  summary: books\n  x: 1\n")
+        put(laptop, text.replace("  aliases:", "  last_touched: soon\n  aliases:"))
+        sync(laptop, "origin")
+        sync(desktop, "origin")
+        on_laptop = laptop.read("alpha-agent").data
+        got = desktop.read("alpha-agent").data
+        # Team rows travel with every field they carry; the private row stays on the laptop.
+        assert got["known_entities"] == on_laptop["known_entities"][:1]
+        assert got["recent_sessions"] == on_laptop["recent_sessions"]
+        assert got["known_entities"][0]["origin"] == "committed"
+        [problem] = desktop.read_problems("alpha-agent")
+        assert (problem.row, problem.field) == (0, "last_touched")
+        # Both sides change the manifest; the three-way merge keeps every unknown field.
+        laptop.commit("alpha-agent", {"notes": [{"date": "2026-11-30", "text": "from laptop"}]})
+        desktop.commit("alpha-agent", {"known_entities": [{"name": "Ledgerline", "tags": ["d"]}]})
+        sync(laptop, "origin")
+        sync(desktop, "origin")
+        sync(laptop, "origin")
+        row = laptop.read("alpha-agent").data["known_entities"][0]
+        assert (row["origin"], row["x"], row["tags"]) == ("committed", "1", ["d"])
+        assert [n["text"] for n in desktop.read("alpha-agent").data["notes"]] == [
+            "remember partitions",
+            "from laptop",
+        ]
+    finally:
+        laptop.close()
+        desktop.close()
