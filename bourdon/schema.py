@@ -400,14 +400,6 @@ class Reading(NamedTuple):
     data: dict[str, Any]
     problems: tuple[ReadProblem, ...]
 
-    def skipped_rows(self) -> dict[str, frozenset[int]]:
-        """Positions of the rows left out, by section."""
-        found: dict[str, set[int]] = {}
-        for p in self.problems:
-            if p.section is not None and p.row is not None:
-                found.setdefault(p.section, set()).add(p.row)
-        return {section: frozenset(rows) for section, rows in found.items()}
-
 
 def read_manifest(raw: bytes | str, *, what: str = "manifest") -> Reading:
     """Parse manifest bytes as bourdon reads them (leniently; see the module docstring).
@@ -428,7 +420,13 @@ def read_data(data: object) -> Reading:
     """``read_manifest`` for a parsed value."""
     if not isinstance(data, dict):
         raise SchemaError(f"a manifest must be a mapping, got {_kind(data)}")
-    skeleton = {k: v for k, v in data.items() if k not in ROW_SECTIONS or not isinstance(v, list)}
+    # An empty value (``notes:`` with nothing after it) reads as an absent field.
+    skeleton = {
+        k: v
+        for k, v in data.items()
+        if (k not in ROW_SECTIONS or not isinstance(v, list))
+        and (v is not None or k in _TOP_REQUIRED)
+    }
     fatal: list[str] = []
     shown: list[ReadProblem] = []
     for error in sorted(_read_top_validator().iter_errors(skeleton), key=lambda e: list(e.path)):
@@ -468,6 +466,8 @@ def _row_problems(
             yield ReadProblem(section, i, None, f"is {_a(row)}, not a mapping of fields")
             continue
         field: str | None = None
+        if None in row.values():
+            row = {k: v for k, v in row.items() if v is not None}  # empty reads as absent
         if i >= limit:
             # The Bourdon schema caps the section: the rows past the cap are not served.
             reason = f"is past the limit of {limit:,} rows of {section}"

@@ -578,3 +578,18 @@ def test_a_sync_carries_a_reference_manifest_to_another_machine_as_written(
     finally:
         laptop.close()
         desktop.close()
+
+
+def test_empty_values_read_as_absent_fields(lib: Library) -> None:
+    put(
+        lib,
+        HEAD + "capabilities:\nnotes:\nknown_entities:\n- name: Hollow\n  valid_to:\n  tags:\n",
+    )
+    index = served(lib)
+    assert index.problems == {} and index.row_problems == {}
+    [row] = index.agents["alpha-agent"].entities
+    assert (row.name, row.tags, row.visibility) == ("Hollow", (), Visibility.TEAM)
+    lib.commit("alpha-agent", {"notes": [{"date": "2026-11-30", "text": "one"}]})
+    data = lib.read("alpha-agent").data
+    assert data["known_entities"] == [{"name": "Hollow", "valid_to": None, "tags": None}]
+    assert [n["text"] for n in data["notes"]] == ["one"]
