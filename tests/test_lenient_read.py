@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 from mcp import Client
 
 from bourdon import schema
@@ -593,3 +596,89 @@ def test_empty_values_read_as_absent_fields(lib: Library) -> None:
     data = lib.read("alpha-agent").data
     assert data["known_entities"] == [{"name": "Hollow", "valid_to": None, "tags": None}]
     assert [n["text"] for n in data["notes"]] == ["one"]
+
+
+# -- a property: whatever the reference's schema accepts, every row of it is served -----------
+
+_TEXT = st.text(
+    st.characters(blacklist_categories=("Cc", "Cs"), blacklist_characters="\ufffe\uffff"),
+    max_size=40,
+)
+_DATE = st.dates(min_value=date(2000, 1, 1), max_value=date(2099, 12, 31)).map(str)
+_LIST = st.lists(_TEXT, max_size=40)
+_VISIBILITY = st.sampled_from(["public", "team", "private"])
+_UNKNOWN = st.dictionaries(
+    st.sampled_from(["confidence", "weight", "x-tool", "producer"]), _TEXT, max_size=2
+)
+
+
+def _row(required: dict[str, Any], optional: dict[str, Any]) -> Any:
+    return st.fixed_dictionaries(
+        required, optional={**optional, "visibility": _VISIBILITY, "origin": st.just("committed")}
+    ).flatmap(lambda row: _UNKNOWN.map(lambda extra: {**extra, **row}))
+
+
+_ENTITY = _row(
+    {
+        "name": st.text(min_size=1, max_size=128).filter(
+            lambda s: s.strip() == s and s.isprintable()
+        )
+    },
+    {
+        "type": st.text(max_size=64).filter(str.isprintable),
+        "aliases": st.lists(_TEXT, max_size=16),
+        "summary": _TEXT,
+        "last_touched": _DATE,
+        "tags": _LIST,
+        # A new object each time: PyYAML writes one object met twice as an anchor, which
+        # bourdon's reader refuses whole (alias bombs), whatever the schema says.
+        "source": st.one_of(_TEXT, st.builds(lambda: {"kind": "reader", "name": "elsewhere"})),
+        "supersedes": st.lists(
+            st.text(min_size=1, max_size=20).filter(str.isprintable), max_size=3
+        ),
+    },
+)
+_SESSION = _row(
+    {"date": st.one_of(_DATE, st.just(""))},
+    {
+        "cwd": _TEXT,
+        "key_actions": st.lists(_TEXT, max_size=10),
+        "files_touched": st.lists(_TEXT, max_size=50),
+        "project_focus": _LIST,
+    },
+)
+_NOTE = _row({"date": _DATE, "text": _TEXT}, {"related_entities": st.lists(_TEXT, max_size=16)})
+
+
+@pytest.mark.skipif(not Path(REFERENCE_SCHEMA or "/nonexistent").is_file(), reason="no oracle")
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    entities=st.lists(_ENTITY, max_size=4, unique_by=lambda r: r["name"].casefold()),
+    sessions=st.lists(_SESSION, max_size=3),
+    notes=st.lists(_NOTE, max_size=3),
+    private_tags=_LIST,
+)
+def test_every_row_of_a_manifest_the_reference_schema_accepts_is_served(
+    entities: list[dict[str, Any]],
+    sessions: list[dict[str, Any]],
+    notes: list[dict[str, Any]],
+    private_tags: list[str],
+) -> None:
+    import jsonschema
+
+    manifest = {
+        "spec_version": "0.1",
+        "agent": {"id": "alpha-agent", "type": "code-assistant"},
+        "last_updated": "2026-12-01T13:59:28.728347+00:00",
+        "visibility_policy": {"private_tags": private_tags},
+        "known_entities": entities,
+        "recent_sessions": sessions,
+        "notes": notes,
+    }
+    reference = json.loads(Path(REFERENCE_SCHEMA).read_text(encoding="utf-8"))
+    checker = jsonschema.Draft202012Validator(reference, format_checker=jsonschema.FormatChecker())
+    assume(checker.is_valid(manifest))
+    text = yaml.safe_dump(manifest, allow_unicode=True, sort_keys=False)
+    reading = schema.read_manifest(text.encode(), what="agents/alpha-agent.l5.yaml")
+    assert reading.problems == ()
+    assert reading.data == yaml.safe_load(text)
