@@ -63,7 +63,7 @@ def invalid_manifests(report: Mapping[str, Any], lib: str) -> Iterator[Problem]:
             {"agent": a, "path": f"agents/{a}.l5.yaml", "where": "head", "problem": e["problem"]}
             for a, e in agents.items()
             if not e.get("valid", True)
-        ]
+        ] + list(report.get("hand_edits") or [])
     for bad in checked:
         path, agent = bad["path"], bad["agent"]
         if bad["where"] == "head":
@@ -103,6 +103,23 @@ def invalid_manifests(report: Mapping[str, Any], lib: str) -> Iterator[Problem]:
             f"git -C {lib} checkout -- {path}",
             _bourdon(lib, "validate"),
         )
+
+
+def skipped_rows(report: Mapping[str, Any], lib: str) -> Iterator[Problem]:
+    """Rows a manifest holds that do not validate: kept in the file, left out of answers."""
+    agents = (report.get("agents") or {}).get("agents") or {}
+    for agent, facts in agents.items():
+        for row in facts.get("skipped_rows") or ():
+            yield problem(
+                "row_skipped",
+                WARNING,
+                f"{row['path']}: {row['section'] or 'manifest'}"
+                + (f"[{row['row']}]" if row["row"] is not None else ""),
+                f"{row['message']}; that row is kept in the file but left out of every answer "
+                f"(the rest of {agent} is served): correct it (or remove it) and commit the edit",
+                f"${{EDITOR:-vi}} {lib}/{row['path']} && "
+                f"git -C {lib} commit -m 'fix {agent}' -- {row['path']}",
+            )
 
 
 def index_behind(report: Mapping[str, Any], lib: str) -> Iterator[Problem]:
@@ -368,6 +385,7 @@ def git_checks(report: Mapping[str, Any], lib: str) -> Iterator[Problem]:
 CHECKS: Final = (
     library_missing,
     invalid_manifests,
+    skipped_rows,
     index_behind,
     unknown_versions,
     staging,

@@ -46,6 +46,7 @@ from bourdon.model import (
     SUFFIX,
     Visibility,
     check_agent_id,
+    produced_by,
     row_key,
     row_visibility,
 )
@@ -444,7 +445,6 @@ def _keys(data: Mapping[str, Any] | None, source: Mapping[str, str] | None) -> s
     found: set[tuple[str, ...]] = set()
     if not data:
         return found
-    wanted = tuple(source[k] for k in ("kind", "name", "machine")) if source else None
     for section in ROW_SECTIONS:
         rows = data.get(section)
         if not isinstance(rows, list):
@@ -452,13 +452,8 @@ def _keys(data: Mapping[str, Any] | None, source: Mapping[str, str] | None) -> s
         for row in rows:
             if not isinstance(row, Mapping):
                 continue
-            if wanted is not None:
-                src = row.get("source")
-                if (
-                    not isinstance(src, Mapping)
-                    or tuple(src.get(k) for k in ("kind", "name", "machine")) != wanted
-                ):
-                    continue
+            if source is not None and not produced_by(row, source):
+                continue  # the same rule the regeneration applies: committed rows are not its
             found.add((section, *row_key(section, row)))
     return found
 

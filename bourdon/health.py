@@ -35,7 +35,15 @@ from bourdon.errors import BourdonError
 from bourdon.federation import PeerList
 from bourdon.gitrepo import run_git
 from bourdon.library import pid_alive
-from bourdon.model import AGENTS_DIR, LOCAL_DIR, ROW_SECTIONS, SUFFIX, row_visibility
+from bourdon.model import (
+    AGENTS_DIR,
+    LOCAL_DIR,
+    ROW_SECTIONS,
+    SUFFIX,
+    Manifest,
+    Visibility,
+    row_visibility,
+)
 from bourdon.readerstatus import failure_logs, reader_report
 from bourdon.syncstate import remote_states, safe_url
 from bourdon.trust import QUARANTINED, TRUSTED, MemberRegistry
@@ -99,6 +107,7 @@ class Facts:
     members: list[Member] | str | None = None  # None: no federation.yaml
     leftovers: list[dict[str, Any]] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)
+    hand_edits: list[dict[str, Any]] | None = None  # manifest_problems' "disk" entries
     checks: dict[str, Any] | None = None  # doctor's slow checks
 
 
@@ -134,28 +143,38 @@ def collect(
     for agent_id in library.agent_ids():
         try:
             data = library.read(agent_id).data
-            facts.agents[agent_id] = raw_agent(data, library.current_digest(agent_id))
+            skipped = library.read_problems(agent_id)
+            facts.agents[agent_id] = raw_agent(data, library.current_digest(agent_id), skipped)
         except BourdonError as exc:
             facts.agents[agent_id] = {"problem": exc.message}
     facts.staged = _staged(library)
     facts.remotes = _remotes(library.root, library.repo)
     facts.leftovers = leftovers(library.root, library.repo)
+    facts.hand_edits = hand_edit_problems(library)
     return facts
 
 
-def raw_agent(data: Mapping[str, Any], manifest_digest: str | None) -> dict[str, Any]:
-    """One manifest's facts: type, versions, and row counts by section and visibility."""
+def raw_agent(
+    data: Mapping[str, Any],
+    manifest_digest: str | None,
+    skipped: Iterable[schema.ReadProblem] = (),
+) -> dict[str, Any]:
+    """One manifest's facts: type, versions, row counts by section and visibility (of the rows
+    served), and the rows left out (``schema.read_manifest``)."""
     agent = data.get("agent")
     agent = agent if isinstance(agent, Mapping) else {}
     policy = data.get("visibility_policy")
     policy = policy if isinstance(policy, Mapping) else {}
+    skipped = tuple(skipped)
+    left_out = {(p.section, p.row) for p in skipped}
     counts = {section: dict.fromkeys(LEVELS, 0) for section in ROW_SECTIONS}
     for section in ROW_SECTIONS:
         rows = data.get(section)
-        for row in rows if isinstance(rows, list) else []:
-            if isinstance(row, Mapping):
+        for i, row in enumerate(rows if isinstance(rows, list) else []):
+            if isinstance(row, Mapping) and (section, i) not in left_out:
                 counts[section][str(row_visibility(row, policy))] += 1
     return {
+        "skipped": skipped,
         "type": agent.get("type"),
         "spec_version": data.get("spec_version"),
         "last_updated": data.get("last_updated"),
@@ -299,6 +318,15 @@ def manifest_problems(library: Library) -> list[dict[str, Any]]:
                     "last_valid": _last_valid(library, agent_id),
                 }
             )
+    return found + hand_edit_problems(library)
+
+
+def hand_edit_problems(library: Library) -> list[dict[str, Any]]:
+    """Files of ``agents/`` that differ from HEAD and that a write would refuse to adopt.
+
+    The server serves the files on disk, so ``bourdon status`` looks at them too: one read and
+    one hash per file, and a parse only of the files that differ from HEAD."""
+    found: list[dict[str, Any]] = []
     head = library.head()
     with contextlib.suppress(OSError):
         for path in sorted((library.root / AGENTS_DIR).glob(f"*{SUFFIX}")):
@@ -307,7 +335,8 @@ def manifest_problems(library: Library) -> list[dict[str, Any]]:
             committed = library.repo.object_id(head, rel) if head else None
             if committed == library.repo.blob_id(raw):
                 continue  # the same bytes as HEAD: checked above
-            problem = _invalid(raw, rel, path.name[: -len(SUFFIX)])
+            before = _committed_data(library, path.name[: -len(SUFFIX)]) if committed else None
+            problem = _invalid(raw, rel, path.name[: -len(SUFFIX)], before)
             if problem:
                 found.append(
                     {
@@ -321,12 +350,25 @@ def manifest_problems(library: Library) -> list[dict[str, Any]]:
     return found
 
 
-def _invalid(raw: bytes, what: str, agent_id: str) -> str | None:
+def _invalid(raw: bytes, what: str, agent_id: str, before: Mapping[str, Any] | None) -> str | None:
+    """Why a write would refuse to adopt this hand edit (``Library``): a broken top level, or
+    a bad row the edit brings (a bad row already committed is only left out, never refused)."""
     try:
-        named = schema.load_manifest(raw, what=what).agent_id
+        reading = schema.read_manifest(raw, what=what)
+        named = Manifest(reading.data).agent_id
     except BourdonError as exc:
         return exc.message
-    return None if named == agent_id else f"{what} holds agent {named!r}; rename the file"
+    if named != agent_id:
+        return f"{what} holds agent {named!r}; rename the file"
+    brought = schema.new_problems(reading, before)
+    return brought[0].message(what) if brought else None
+
+
+def _committed_data(library: Library, agent_id: str) -> Mapping[str, Any] | None:
+    try:
+        return library.read(agent_id).data
+    except BourdonError:
+        return None
 
 
 def _last_valid(library: Library, agent_id: str) -> str | None:
@@ -417,7 +459,7 @@ class LiveStatus:
         for agent_id, view in views.items():
             cached = self._agents.get(agent_id)
             if cached is None or cached[0] is not view:  # a reload makes a new view
-                self._agents[agent_id] = (view, raw_agent(view.data, view.digest))
+                self._agents[agent_id] = (view, raw_agent(view.data, view.digest, view.skipped))
         return {agent_id: facts for agent_id, (_, facts) in self._agents.items()}
 
     def _leftover_facts(self, repo: GitRepo) -> list[dict[str, Any]]:
@@ -512,6 +554,8 @@ def compose(
     if audience.detail:
         report["leftovers"] = facts.leftovers
         report["recovered"] = facts.recovered
+        if facts.hand_edits is not None:
+            report["hand_edits"] = facts.hand_edits
         if facts.checks is not None:
             report["checks"] = facts.checks
     report["problems"] = doctor.diagnose(report)
@@ -532,8 +576,24 @@ def _agents(raw: Mapping[str, dict[str, Any]] | None, audience: Audience) -> dic
             agents[agent_id] = {"valid": False, "problem": facts["problem"]}
             continue
         seen = facts["seen"][audience.private]
+        path = f"{AGENTS_DIR}/{agent_id}{SUFFIX}"
         agents[agent_id] = {
             "valid": True,
+            # Rows kept in the file but not served, each naming its row and field; a private
+            # row's problem only for an audience that sees private rows.
+            "skipped_rows": [
+                {
+                    "path": path,
+                    "section": p.section,
+                    "row": p.row,
+                    "name": p.name,
+                    "field": p.field,
+                    "problem": p.reason,
+                    "message": p.message(path),
+                }
+                for p in facts["skipped"]
+                if audience.private or p.level < Visibility.PRIVATE
+            ],
             "type": facts["type"],
             "spec_version": facts["spec_version"],
             "last_updated": facts["last_updated"],

@@ -6,8 +6,10 @@ branch ref and the ``agents/`` folder), plus a flag that a file watcher may set.
 did change, only the files whose ``(inode, size, mtime)`` moved are read again, and their parsed
 form usually comes from the shared cache under ``.bourdon/cache``. Queries never read YAML.
 
-A manifest that fails to parse or validate is skipped and reported in ``problems``; the rest of
-the library keeps serving.
+Manifests are read as ``schema.read_manifest`` reads them: whatever the Bourdon L5 schema accepts
+is served. A row that does not validate is left out and reported in ``row_problems`` (the rest
+of its manifest serves); a manifest whose top level is broken is skipped whole and reported in
+``problems``. Either way the rest of the library keeps serving.
 
 Lookups:
 
@@ -42,6 +44,7 @@ from bourdon.manifestcache import ManifestCache
 from bourdon.model import (
     ENTITIES,
     NOTES,
+    ROW_SECTIONS,
     SESSIONS,
     SUFFIX,
     WORKSTREAMS,
@@ -50,6 +53,7 @@ from bourdon.model import (
     row_visibility,
 )
 from bourdon.recognition import Recognizer
+from bourdon.schema import ReadProblem
 
 # Names shorter than this only match exactly: "mark" is not a typo of "park".
 MIN_FUZZY_LENGTH: Final = 6
@@ -133,12 +137,26 @@ class AgentView:
     sessions: list[SessionRow] = field(default_factory=list)
     workstreams: list[WorkstreamRow] = field(default_factory=list)
     notes: list[NoteRow] = field(default_factory=list)
+    skipped: tuple[ReadProblem, ...] = ()  # rows kept in the file but not served
     _digest: str | None = None
 
     @property
     def agent(self) -> Mapping[str, Any]:
         agent = self.data.get("agent")
         return agent if isinstance(agent, Mapping) else {}
+
+    @property
+    def served_data(self) -> Mapping[str, Any]:
+        """The manifest without the rows left out (``data`` holds them: digests count them)."""
+        if not self.skipped:
+            return self.data
+        left_out = {(p.section, p.row) for p in self.skipped}
+        out = dict(self.data)
+        for section in ROW_SECTIONS:
+            rows = out.get(section)
+            if isinstance(rows, list):
+                out[section] = [r for i, r in enumerate(rows) if (section, i) not in left_out]
+        return out
 
     @property
     def digest(self) -> str:
@@ -148,9 +166,19 @@ class AgentView:
         return self._digest
 
     @classmethod
-    def build(cls, agent_id: str, data: Mapping[str, Any]) -> AgentView:
+    def build(
+        cls, agent_id: str, data: Mapping[str, Any], skipped: tuple[ReadProblem, ...] = ()
+    ) -> AgentView:
         policy = Manifest(data).policy
-        view = cls(agent_id, data)
+        view = cls(agent_id, data, skipped=skipped)
+        left_out: dict[str, set[int]] = {}
+        for problem in skipped:
+            if problem.section is not None and problem.row is not None:
+                left_out.setdefault(problem.section, set()).add(problem.row)
+
+        def _rows(data: Mapping[str, Any], section: str) -> list[dict[str, Any]]:
+            return _served(data, section, left_out.get(section))
+
         plain = not policy.get("private_tags") and not policy.get("team_tags")
         default = int(row_visibility({}, policy))
         levels = {"public": 0, "team": 1, "private": 2}
@@ -239,9 +267,15 @@ def _numbered(
         yield row, count
 
 
-def _rows(data: Mapping[str, Any], section: str) -> list[dict[str, Any]]:
+def _served(
+    data: Mapping[str, Any], section: str, left_out: set[int] | None
+) -> list[dict[str, Any]]:
     rows = data.get(section)
-    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+    if not isinstance(rows, list):
+        return []
+    if not left_out:
+        return [r for r in rows if isinstance(r, dict)]
+    return [r for i, r in enumerate(rows) if i not in left_out and isinstance(r, dict)]
 
 
 class Match(NamedTuple):
@@ -285,7 +319,8 @@ class Index:
         self.agents_dir = root / "agents"
         self.cache = cache or ManifestCache(root / ".bourdon" / "cache")
         self.agents: dict[str, AgentView] = {}
-        self.problems: dict[str, str] = {}
+        self.problems: dict[str, str] = {}  # file name -> why the whole manifest is skipped
+        self.row_problems: dict[str, tuple[ReadProblem, ...]] = {}  # file name -> rows left out
         self.generation = 0
         self.head: str | None = None  # the commit the branch held when the index last looked
         self._files: dict[str, tuple[int, int, int]] = {}
@@ -417,6 +452,7 @@ class Index:
         for gone in set(self._files) - set(seen):
             changed = True
             self.problems.pop(gone, None)
+            self.row_problems.pop(gone, None)
             self.agents.pop(gone[: -len(SUFFIX)], None)
         self._files = seen
         return changed
@@ -425,16 +461,32 @@ class Index:
         agent_id = name[: -len(SUFFIX)]
         try:
             raw = path.read_bytes()
-            data = self.cache.load(raw, what=f"agents/{name}")
+            data, skipped = self.cache.read(raw, what=f"agents/{name}")
             named = str(data["agent"]["id"])
             if named != agent_id:
                 raise BourdonError(f"agents/{name} holds agent {named!r}; rename the file")
-            self.agents[agent_id] = AgentView.build(agent_id, data)
+            self.agents[agent_id] = AgentView.build(agent_id, data, skipped)
             self.problems.pop(name, None)
+            if skipped:
+                self.row_problems[name] = skipped
+            else:
+                self.row_problems.pop(name, None)
         except (OSError, BourdonError) as exc:
             self.agents.pop(agent_id, None)
+            self.row_problems.pop(name, None)
             message = exc.message if isinstance(exc, BourdonError) else str(exc)
             self.problems[name] = f"agents/{name} skipped: {message}"
+
+    def row_warnings(self, level: int, agents: frozenset[str] | None = None) -> list[str]:
+        """A warning for each row left out that a caller at ``level`` (in ``agents``) could
+        see: a private row's problem is not told to a caller who may not see private rows."""
+        return [
+            problem.message(f"agents/{name}") + " (left out; the rest of the file is served)"
+            for name in sorted(self.row_problems)
+            if agents is None or name.removesuffix(SUFFIX) in agents
+            for problem in self.row_problems[name]
+            if problem.level <= level
+        ]
 
     # -- lookups -------------------------------------------------------------------------
 

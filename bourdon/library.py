@@ -48,6 +48,7 @@ from bourdon.errors import (
     LibraryError,
     ManifestError,
     NotFoundError,
+    SchemaError,
 )
 from bourdon.gitrepo import GitRepo, ImportedCommit, LogEntry
 from bourdon.manifestcache import ManifestCache, content_id, remember_parsed
@@ -217,6 +218,9 @@ class Library:
         # Parsed manifests by blob id, with their digests: a write reads the current manifest,
         # and re-parsing 1,000 rows of YAML each time would cost more than the write.
         self._parsed: OrderedDict[str, tuple[dict[str, Any], str]] = OrderedDict()
+        # Blobs of ``_parsed`` holding rows that are not served (schema.read_manifest): a write
+        # of such a manifest must not hand the index its parsed form as if every row were good.
+        self._unserved: set[str] = set()
         # What crash recovery did since this object was opened, for the surfaces to report.
         self.recovered: list[str] = []
         self._row_text: yamlio.RowCache = {}
@@ -411,6 +415,16 @@ class Library:
             raise self._missing(agent_id, version)
         return raw[1]
 
+    def read_problems(
+        self, agent_id: str, version: str | None = None
+    ) -> tuple[schema.ReadProblem, ...]:
+        """The rows of the agent's manifest that are kept in the file but not served."""
+        path = agent_path(agent_id)
+        found = self._blob(path, self._resolve(version) if version else self.head())
+        if found is None:
+            raise self._missing(agent_id, version)
+        return self._disk_cache.read(found[1], what=path).problems
+
     def current_digest(self, agent_id: str) -> str | None:
         """The digest of the live manifest, ``None`` when the agent has none yet."""
         try:
@@ -527,10 +541,21 @@ class Library:
     def import_manifest(
         self, raw: bytes, *, what: str = "manifest", provenance: Provenance | None = None
     ) -> WriteResult:
-        """Take a whole manifest file into the library (its agent id names the target)."""
-        manifest = schema.load_manifest(raw, what=what)
-        return self.commit(
-            manifest.agent_id, manifest.data, mode="replace", provenance=provenance, op="import"
+        """Take a whole manifest file into the library (its agent id names the target).
+
+        Read as the index reads: whatever the Bourdon L5 schema accepts is taken as written, and
+        a row that does not validate is kept in the file, unserved and reported."""
+        data = schema.read_manifest(raw, what=what).data
+        agent_id = Manifest(data).agent_id
+        check_agent_id(agent_id)
+        _check_change(agent_id, data)
+        who = self._who(provenance)
+
+        def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
+            return merge(current, data, mode="replace", source=who.source())
+
+        return self._write(
+            agent_path(agent_id), agent_id, "import", who, compute, None, vetted=data
         )
 
     def rollback(
@@ -954,6 +979,13 @@ class Library:
                 data = {**data, "last_updated": _now()}
                 schema.validate(data, trusted=current, also=vetted)
                 raw = yamlio.dump(data, cache=self._row_text)
+            # Rows kept unserved on disk stay in what is written (and a manifest from elsewhere,
+            # ``vetted``, may hold some): then the index must read the bytes again.
+            unserved = (
+                vetted is not None
+                or (found is not None and found[0] in self._unserved)
+                or (bool(self._unserved) and self.repo.blob_id(raw) in self._unserved)
+            )
             changes = {path: raw, **(also or {})}
             message = _message(op, agent_id, _summary(op, agent_id, stats), who, after, extra)
             self._intent(changes, head)
@@ -966,9 +998,12 @@ class Library:
             commit = self._commit(changes, message, head, who, merged)
             blob = self.repo.blob_id(raw)
             self._remember(blob, data, after)
-            # The server's index reloads this file next: hand it the parsed form in memory, so
-            # it does not parse and validate again what was just validated.
-            remember_parsed(content_id(raw), data)
+            if unserved:
+                self._unserved.add(blob)
+            else:
+                # The server's index reloads this file next: hand it the parsed form in memory,
+                # so it does not parse and validate again what was just validated.
+                remember_parsed(content_id(raw), data)
             return WriteResult(
                 agent_id,
                 op,
@@ -1017,6 +1052,12 @@ class Library:
             return
         try:
             data = self._parse(self.repo.blob_id(on_disk), on_disk, path)
+            committed = self._manifest_at(path, head)
+            brought = schema.new_problems(
+                self._disk_cache.read(on_disk, what=path), committed[1] if committed else None
+            )
+            if brought:
+                raise SchemaError(brought[0].message(path))
         except ManifestError as exc:
             raise LibraryError(
                 f"{path} was edited by hand and does not validate ({exc.message}); fix it, or "
@@ -1061,15 +1102,18 @@ class Library:
         if cached is not None:
             self._parsed.move_to_end(blob_id)
             return cached[0]
-        data = self._disk_cache.load(raw, what=path)
+        reading = self._disk_cache.read(raw, what=path)
+        data = reading.data
         self._remember(blob_id, data, digest(data, self._row_json))
+        if reading.problems:
+            self._unserved.add(blob_id)
         return data
 
     def _remember(self, blob_id: str, data: dict[str, Any], data_digest: str) -> None:
         self._parsed[blob_id] = (data, data_digest)
         self._parsed.move_to_end(blob_id)
         while len(self._parsed) > _CACHE_SIZE:
-            self._parsed.popitem(last=False)
+            self._unserved.discard(self._parsed.popitem(last=False)[0])
 
     def _read_data(self, path: str, version: str | None, what: str) -> dict[str, Any]:
         commit = self._resolve(version) if version else self.head()

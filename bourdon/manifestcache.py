@@ -5,8 +5,9 @@ form as JSON takes a few milliseconds. Entries live in
 ``<library>/.bourdon/cache/<rules>/<id>.json``: ``<id>`` is the git blob id of the bytes
 (computed here, so the key does not depend on git) and ``<rules>`` a fingerprint of the schema
 and the reader, so a change of the validation rules never trusts an entry made under the old
-ones. Entries are written only for bytes that passed validation. The folder is local and
-git-ignored; delete it at any time.
+ones. An entry holds the whole manifest and the problems of the rows it does not serve
+(``schema.read_manifest``); entries are written only for bytes whose top level is readable. The
+folder is local and git-ignored; delete it at any time.
 """
 
 from __future__ import annotations
@@ -24,13 +25,17 @@ from typing import Any, Final
 from bourdon import schema
 
 # Manifests this process validated lately (a write, then the index reloading the same file).
-_RECENT: OrderedDict[str, dict[str, Any]] = OrderedDict()
+_RECENT: OrderedDict[str, schema.Reading] = OrderedDict()
 _RECENT_SIZE: Final = 64
 
 
-def remember_parsed(key: str, data: dict[str, Any]) -> None:
-    """Keep a manifest this process just validated, for the next reader of the same bytes."""
-    _RECENT[key] = data
+def remember_parsed(
+    key: str, data: dict[str, Any], problems: tuple[schema.ReadProblem, ...] = ()
+) -> None:
+    """Keep a manifest this process just validated, for the next reader of the same bytes.
+
+    A write passes the problems of the rows it kept unserved (see ``schema.read_data``)."""
+    _RECENT[key] = schema.Reading(data, problems)
     _RECENT.move_to_end(key)
     while len(_RECENT) > _RECENT_SIZE:
         _RECENT.popitem(last=False)
@@ -50,6 +55,7 @@ def rules_fingerprint() -> str:
     basis = (
         schema_path().read_bytes()
         + repr((yamlio.MAX_BYTES, yamlio.MAX_DEPTH, yamlio.MAX_STRING, schema.__doc__)).encode()
+        + json.dumps(schema.read_schema(), sort_keys=True).encode()
     )
     return hashlib.sha256(basis).hexdigest()[:12]
 
@@ -61,25 +67,33 @@ class ManifestCache:
         self.folder = folder / rules_fingerprint()
 
     def load(self, raw: bytes, *, what: str, key: str | None = None) -> dict[str, Any]:
-        """The validated manifest in ``raw``; raises ``ManifestError``/``SchemaError`` if bad."""
-        key = key or content_id(raw)
-        data = _RECENT.get(key) or self.get(key)
-        if data is None:
-            data = dict(schema.load_manifest(raw, what=what).data)
-            self.put(key, data)
-        return data
+        """The whole manifest in ``raw``; raises ``ManifestError``/``SchemaError`` if its top
+        level is broken. Rows that do not validate are in it (see ``read``)."""
+        return self.read(raw, what=what, key=key).data
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def read(self, raw: bytes, *, what: str, key: str | None = None) -> schema.Reading:
+        """The manifest in ``raw`` with the problems of the rows it does not serve."""
+        key = key or content_id(raw)
+        found = _RECENT.get(key) or self.get(key)
+        if found is None:
+            found = schema.read_manifest(raw, what=what)
+            self.put(key, found)
+        return found
+
+    def get(self, key: str) -> schema.Reading | None:
         try:
             with open(self.folder / f"{key}.json", encoding="utf-8") as handle:
-                data = json.load(handle)
-        except (OSError, ValueError):
-            return None
-        return data if isinstance(data, dict) else None
+                entry = json.load(handle)
+            return schema.Reading(
+                entry["manifest"], tuple(schema.ReadProblem.from_json(p) for p in entry["skipped"])
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # not there, or not an entry of ours: read the bytes again
 
-    def put(self, key: str, data: dict[str, Any]) -> None:
+    def put(self, key: str, reading: schema.Reading) -> None:
+        entry = {"manifest": reading.data, "skipped": [p.to_json() for p in reading.problems]}
         with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
             self.folder.mkdir(parents=True, exist_ok=True)
             tmp = self.folder / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"
-            tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+            tmp.write_text(json.dumps(entry, ensure_ascii=False), encoding="utf-8")
             os.replace(tmp, self.folder / f"{key}.json")

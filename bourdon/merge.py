@@ -12,7 +12,8 @@ manifest:
   characters; a ``null`` in the change leaves the field alone;
 - rows the change does not mention are kept as the very same objects, so validation can skip them.
 
-``replace`` keeps the agent's identity and writes only what the change gives.
+``replace`` keeps the agent's identity (with every field of its ``agent`` block) and writes only
+what the change gives.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from bourdon.model import (
     SPEC_VERSION,
     WORKSTREAMS,
     list_limit,
+    produced_by,
     row_key,
     row_visibility,
 )
@@ -148,6 +150,8 @@ def _recount_replaced(old: object, new: list[Any], section: str, stats: MergeSta
 
 
 def _identity_of(base: Mapping[str, Any]) -> dict[str, Any]:
+    # A replace is the caller's explicit "this is the whole manifest now", as in the Bourdon
+    # reference: top-level fields it does not give (``skills``, ``x-...``) go with the rest.
     keep = ("spec_version", "last_updated")
     return {k: base[k] for k in keep if k in base}
 
@@ -338,15 +342,15 @@ def regenerate(
 
     ``fresh`` is a reader's whole view of its store, in the manifest's shape. Rows of
     ``base`` whose ``source`` is this reader on this machine are dropped and replaced by
-    ``fresh``; rows committed by others, or from other machines, survive (DESIGN section 3).
+    ``fresh``; rows committed by others (ours or ``origin: committed``), from other machines,
+    or of a producer named only by a string, survive (DESIGN section 3; ``model.produced_by``).
     """
     base = base or {}
-    mine = (source.get("kind"), source.get("name"), source.get("machine"))
     kept: dict[str, Any] = dict(base)
     for section in ROW_SECTIONS:
         rows = base.get(section)
         if isinstance(rows, list):
-            kept[section] = [r for r in rows if not _from(r, mine)]
+            kept[section] = [r for r in rows if not produced_by(r, source)]
     result, stats = merge(kept, fresh, source=source)
     for section in ROW_SECTIONS:
         rows = result.get(section)
@@ -355,10 +359,3 @@ def regenerate(
         after = {row_key(section, r) for r in result.get(section) or [] if isinstance(r, Mapping)}
         stats.removed[section] = len(before - after)
     return result, stats
-
-
-def _from(row: object, mine: tuple[Any, Any, Any]) -> bool:
-    if not isinstance(row, Mapping) or not isinstance(row.get("source"), Mapping):
-        return False
-    src = row["source"]
-    return (src.get("kind"), src.get("name"), src.get("machine")) == mine

@@ -145,13 +145,20 @@ def row_visibility(row: Mapping[str, Any], policy: Mapping[str, Any] | None) -> 
     ``team_tags`` makes it team; else the policy default; else team, the safe direction.
     """
     policy = policy or {}
-    tags = set(_as_list(row.get("tags")))
-    if tags & set(_as_list(policy.get("private_tags"))):
+    listed = _as_list(row.get("tags"))
+    if not all(isinstance(tag, str) for tag in listed):
+        return Visibility.PRIVATE  # tags no one can read may hold a private one: the safe side
+    tags = set(listed)
+    if tags & {t for t in _as_list(policy.get("private_tags")) if isinstance(t, str)}:
         return Visibility.PRIVATE
     explicit = row.get("visibility")
-    if isinstance(explicit, str) and explicit.upper() in Visibility.__members__:
-        return Visibility[explicit.upper()]
-    if tags & set(_as_list(policy.get("team_tags"))):
+    if explicit is not None:
+        # A visibility that is not one of the three (a hand-edited typo such as 'privat') is
+        # read as private: nothing but the operator's explicit choice lowers a row.
+        if isinstance(explicit, str) and explicit.upper() in Visibility.__members__:
+            return Visibility[explicit.upper()]
+        return Visibility.PRIVATE
+    if tags & {t for t in _as_list(policy.get("team_tags")) if isinstance(t, str)}:
         return Visibility.TEAM
     default = policy.get("default")
     if isinstance(default, str) and default.upper() in Visibility.__members__:
@@ -165,6 +172,22 @@ def _as_list(value: object) -> list[Any]:
     if isinstance(value, list):
         return value
     return [value]
+
+
+def produced_by(row: object, source: Mapping[str, Any]) -> bool:
+    """Whether ``row`` is the contribution of ``source`` (a reader on one machine), which a
+    regeneration by that reader replaces.
+
+    Only our own ``source`` object can say so. A committed row (``origin: committed``) is never
+    a reader's, and a ``source`` given as a plain string names a producer but not its machine:
+    such rows survive every regeneration.
+    """
+    if not isinstance(row, Mapping) or row.get("origin") == "committed":
+        return False
+    src = row.get("source")
+    if not isinstance(src, Mapping):
+        return False
+    return all(src.get(k) == source.get(k) for k in ("kind", "name", "machine"))
 
 
 def fold(text: str) -> str:

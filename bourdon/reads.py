@@ -46,6 +46,8 @@ def meta(index: Index, access: Access | None = None, **extra: Any) -> dict[str, 
         for name, text in index.problems.items()
         if access is None or access.allows_agent(name.removesuffix(".l5.yaml"))
     )
+    level, agents = (access.level, access.agents) if access is not None else (2, None)
+    warnings += index.row_warnings(level, agents)
     if access is not None and access.warning:
         warnings.insert(0, access.warning)
     out: dict[str, Any] = {}
@@ -678,7 +680,7 @@ def agent_memory(
 ) -> dict[str, Any]:
     """One agent's manifest with the rows above ``level`` removed."""
     found = require_agent(index, agent_id, resolve(str(level), True, scope=scope))
-    return filter_manifest(index.agents[found].data, level)
+    return filter_manifest(index.agents[found].served_data, level)
 
 
 def entity_view(
