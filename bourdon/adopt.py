@@ -27,7 +27,7 @@ import heapq
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
@@ -255,7 +255,7 @@ class _Checker:
     """
 
     def __init__(self) -> None:
-        self.rows: dict[str, list[str]] = {}  # section + row JSON -> its problems
+        self.rows: dict[str, list[schema.ReadProblem]] = {}  # section + row JSON -> problems
         self.seen: dict[str, tuple[str | None, str | None]] = {}  # sha256 of the bytes -> answer
 
     def check(self, raw: bytes, hexdigest: str, what: str) -> tuple[str | None, str | None]:
@@ -271,21 +271,23 @@ class _Checker:
         if not isinstance(data, dict):
             return None, f"{what}: a manifest must be a mapping"
         sections = {s: v for s, v in data.items() if s in ROW_SECTIONS and isinstance(v, list)}
-        problems = _problems({**data, **{section: [] for section in sections}})
+        problems = _top_problems({**data, **{section: [] for section in sections}}, what)
         limits = schema.row_limits()
         for section, rows in sections.items():
             if len(rows) > limits[section]:
-                problems.append(f"/{section}: {len(rows)} rows; the limit is {limits[section]}")
-            for i, row in enumerate(rows):
+                problems.append(
+                    f"{what}: {section}: {len(rows)} rows; the limit is "
+                    f"{limits[section]}, the rest are not served"
+                )
+            for i, row in enumerate(rows[: limits[section]]):
                 key = section + json.dumps(row, sort_keys=True, ensure_ascii=False)
                 if key not in self.rows:
-                    self.rows[key] = _problems({**_SKELETON, section: [row]})
-                at = f"/{section}/0"
-                problems += [p.replace(at, f"/{section}/{i}", 1) for p in self.rows[key]]
+                    self.rows[key] = _row_problems(section, row)
+                problems += [replace(p, row=i).message(what) for p in self.rows[key]]
         if not problems:
             return digest(data), None
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        return digest(data), f"{what}: {problems[0]}{more}"
+        return digest(data), f"{problems[0]}{more}"
 
 
 _SKELETON: Final = {
@@ -295,14 +297,20 @@ _SKELETON: Final = {
 }
 
 
-def _problems(data: dict[str, Any]) -> list[str]:
+def _top_problems(data: dict[str, Any], what: str) -> list[str]:
+    """Why bourdon would skip this manifest whole (what it reads, not what it writes)."""
     try:
-        schema.validate(data)
+        reading = schema.read_data(data)
     except SchemaError as exc:
-        return list(exc.problems)
+        return [f"{what}: {p}" for p in exc.problems]
     except BourdonError as exc:
-        return [exc.message]
-    return []
+        return [f"{what}: {exc.message}"]
+    return [p.message(what) for p in reading.problems]
+
+
+def _row_problems(section: str, row: object) -> list[schema.ReadProblem]:
+    """Why bourdon would leave this row out when serving it (the lenient reading)."""
+    return list(schema.read_data({**_SKELETON, section: [row]}).problems)
 
 
 def _staged(root: Path) -> list[str]:
