@@ -536,10 +536,12 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
 
     @tool
     async def list_memory_versions(agent_id: str, limit: int | None = None) -> dict[str, Any]:
-        """Prior states of one agent's memory, newest first: the undo history.
+        """States of one agent's memory, newest first: the undo history.
 
         Each row carries an opaque version_id to pass to rollback_agent_memory and a digest8
-        that joins to explain_memory_change. limit: default 20, at most 100.
+        that joins to explain_memory_change. The first row is the state served now (marked
+        current: true); to undo the last write, roll back to the next one. limit: default 20,
+        at most 100.
         """
         return await guard.run(
             "list_memory_versions",

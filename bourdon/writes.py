@@ -250,6 +250,7 @@ def list_memory_versions(
 ) -> dict[str, Any]:
     size = clamp_limit(limit, DEFAULT_VERSIONS, MAX_VERSIONS)
     versions = library.history(agent_id, limit=size + 1)
+    live = library.current_digest(agent_id)
     rows = [
         {
             "agent_id": agent_id,
@@ -257,8 +258,11 @@ def list_memory_versions(
             # The reference's snapshot fields: when (UTC, to the second) and how big.
             "taken_at": v.time,
             "size_bytes": _size(library, agent_id, v, level),
+            # The reference lists only replaced states, so its clients undo the last write by
+            # rolling back to the first entry: here that is the first one not marked current.
+            "current": i == 0 and v.digest == live,
         }
-        for v in versions[:size]
+        for i, v in enumerate(versions[:size])
     ]
     return {
         "agent_id": agent_id,

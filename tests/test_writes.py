@@ -546,6 +546,26 @@ async def test_a_commit_then_export_style_regeneration_keeps_the_committed_rows(
 # -- list_memory_versions --------------------------------------------------------------------
 
 
+async def test_a_reference_client_undoes_the_last_write_with_the_first_row_not_current(
+    client: Client,
+) -> None:
+    # The reference lists the states writes replaced; its clients roll back to the first one.
+    await call(client, "commit_to_federation", agent_id="undo", agent_type="other",
+               entities=[{"name": "kept"}])  # fmt: skip
+    await call(client, "commit_to_federation", agent_id="undo", entities=[{"name": "regret"}])
+    versions = (await call(client, "list_memory_versions", agent_id="undo"))["versions"]
+    assert [v["current"] for v in versions] == [True, False]
+    previous = next(v for v in versions if not v["current"])
+    undone = await call(client, "rollback_agent_memory", agent_id="undo",
+                        version_id=previous["version_id"])  # fmt: skip
+    assert undone["rolled_back"] is True
+    names = await call(client, "query_agent_memory", agent="undo", topic="regret",
+                       access_level="team")  # fmt: skip
+    assert names["matches"] == []
+    after = (await call(client, "list_memory_versions", agent_id="undo"))["versions"]
+    assert after[0]["current"] and after[0]["digest"] == previous["digest"]
+
+
 async def test_list_memory_versions_is_newest_first_and_bounded(client: Client, root: Path) -> None:
     with Library.open(root) as library:
         library.commit("busy", {"agent": {"type": "other"}})
