@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,6 +11,7 @@ import pytest
 
 from bourdon.library import Library
 from bourdon.testing import make_library
+from tests.interop.harness import REFERENCE_VERSION, Reference, reference_venv
 
 
 @pytest.fixture(autouse=True)
@@ -37,3 +40,26 @@ def sample_library(tmp_path: Path) -> Iterator[Library]:
     lib = make_library(tmp_path / "sample")
     yield lib
     lib.close()
+
+
+@pytest.fixture(scope="session")
+def reference() -> Reference:
+    """The reference package, installed once per cache; skipped (never in CI) when unreachable."""
+    try:
+        venv = reference_venv()
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        message = f"interop suite: the reference bourdon {REFERENCE_VERSION} is unavailable ({exc})"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(message + "; CI must run the interop suite")
+        pytest.skip(message)
+    return Reference(venv)
+
+
+@pytest.fixture(scope="session")
+def reference_schema(reference: Reference) -> Path:
+    """The reference's own L5 schema file: the oracle of what "the Bourdon schema accepts"."""
+    found = sorted(
+        reference.venv.glob("lib/python*/site-packages/bourdon/core/schema/L5_schema.json")
+    )
+    assert found, f"the reference {REFERENCE_VERSION} ships no L5_schema.json"
+    return found[0]

@@ -3,14 +3,13 @@
 Issue 11, item 3. The manifests below are written by hand the way other Bourdon writers write
 them (the reference implementation 0.32.2 stamps ``origin: committed``, quotes its dates, leaves
 empty sections as ``[]``; other writers put ``source`` as a string). Each is checked against the
-reference's own schema file when it is installed (``BOURDON_REFERENCE_SCHEMA`` names it), then served from a real library: the index
-over the files, the MCP server in-process, ``bourdon status`` / ``doctor`` in-process.
+reference's own schema file (the ``reference_schema`` fixture: the real package's
+``L5_schema.json``), then served from a real library: the index over the files, the MCP server in-process, ``bourdon status`` / ``doctor`` in-process.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -32,10 +31,6 @@ from bourdon.manifestcache import ManifestCache, content_id
 from bourdon.model import Visibility, row_visibility
 from bourdon.server import create_server
 from bourdon.syncmerge import merge3
-
-# The reference implementation's schema file (bourdon/core/schema/L5_schema.json of its
-# installed package), when the machine has it: the oracle of "what the Bourdon schema accepts".
-REFERENCE_SCHEMA = os.environ.get("BOURDON_REFERENCE_SCHEMA", "")
 
 # What the reference server wrote for two commits of alpha-agent (a row of each kind).
 REFERENCE_WRITTEN = """\
@@ -218,15 +213,14 @@ def test_reference_fields_and_string_sources_are_described_by_the_read_rules() -
 
 @pytest.mark.parametrize(("case", "text", "expected"), ACCEPTED, ids=[c[0] for c in ACCEPTED])
 def test_a_manifest_the_bourdon_schema_accepts_is_served_whole(
-    lib: Library, case: str, text: str, expected: dict[str, Any]
+    lib: Library, reference_schema: Path, case: str, text: str, expected: dict[str, Any]
 ) -> None:
-    if REFERENCE_SCHEMA and Path(REFERENCE_SCHEMA).is_file():
-        import jsonschema
+    import jsonschema
 
-        reference = json.loads(Path(REFERENCE_SCHEMA).read_text(encoding="utf-8"))
-        jsonschema.Draft202012Validator(
-            reference, format_checker=jsonschema.FormatChecker()
-        ).validate(yaml.safe_load(text))
+    reference = json.loads(reference_schema.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(reference, format_checker=jsonschema.FormatChecker()).validate(
+        yaml.safe_load(text)
+    )
     put(lib, text)
     index = served(lib)
     assert index.problems == {}
@@ -650,7 +644,6 @@ _SESSION = _row(
 _NOTE = _row({"date": _DATE, "text": _TEXT}, {"related_entities": st.lists(_TEXT, max_size=16)})
 
 
-@pytest.mark.skipif(not Path(REFERENCE_SCHEMA or "/nonexistent").is_file(), reason="no oracle")
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     entities=st.lists(_ENTITY, max_size=4, unique_by=lambda r: r["name"].casefold()),
@@ -659,6 +652,7 @@ _NOTE = _row({"date": _DATE, "text": _TEXT}, {"related_entities": st.lists(_TEXT
     private_tags=_LIST,
 )
 def test_every_row_of_a_manifest_the_reference_schema_accepts_is_served(
+    reference_schema: Path,
     entities: list[dict[str, Any]],
     sessions: list[dict[str, Any]],
     notes: list[dict[str, Any]],
@@ -675,7 +669,7 @@ def test_every_row_of_a_manifest_the_reference_schema_accepts_is_served(
         "recent_sessions": sessions,
         "notes": notes,
     }
-    reference = json.loads(Path(REFERENCE_SCHEMA).read_text(encoding="utf-8"))
+    reference = json.loads(reference_schema.read_text(encoding="utf-8"))
     checker = jsonschema.Draft202012Validator(reference, format_checker=jsonschema.FormatChecker())
     assume(checker.is_valid(manifest))
     text = yaml.safe_dump(manifest, allow_unicode=True, sort_keys=False)
