@@ -158,19 +158,27 @@ def validate(
             problems += found
         if len(problems) >= MAX_PROBLEMS:
             break
+    _raise_if_any(_with_agent_id_in_words(problems, data))
+    return Manifest(data)
+
+
+def _with_agent_id_in_words(problems: list[str], data: Mapping[str, Any]) -> list[str]:
+    """Say a bad agent id once, in words, instead of echoing the schema's regular expression."""
     agent = data.get("agent")
     if isinstance(agent, dict) and isinstance(agent.get("id"), str):
         try:
             check_agent_id(agent["id"])
         except InputError as exc:
-            # Say it once, in words, instead of echoing the schema's regular expression.
             problems = [p for p in problems if not p.startswith("/agent/id:")]
             problems.insert(0, f"/agent/id: {exc.message}")
+    return problems
+
+
+def _raise_if_any(problems: list[str]) -> None:
     if problems:
         problems = sorted(set(problems), key=problems.index)[:MAX_PROBLEMS]
         more = "" if len(problems) == 1 else f" (and {len(problems) - 1} more)"
         raise SchemaError(f"{problems[0]}{more}", problems=problems)
-    return Manifest(data)
 
 
 def load_manifest(raw: bytes | str, *, what: str = "manifest") -> Manifest:
@@ -436,17 +444,7 @@ def read_data(data: object) -> Reading:
         else:
             fatal.append(f"{''.join(f'/{p}' for p in error.path) or '/'}: {_say(error)}")
     fatal += _text_problems(skeleton, "")
-    agent = data.get("agent")
-    if isinstance(agent, dict) and isinstance(agent.get("id"), str):
-        try:
-            check_agent_id(agent["id"])
-        except InputError as exc:
-            fatal = [p for p in fatal if not p.startswith("/agent/id:")]
-            fatal.insert(0, f"/agent/id: {exc.message}")
-    if fatal:
-        fatal = sorted(set(fatal), key=fatal.index)[:MAX_PROBLEMS]
-        more = "" if len(fatal) == 1 else f" (and {len(fatal) - 1} more)"
-        raise SchemaError(f"{fatal[0]}{more}", problems=fatal)
+    _raise_if_any(_with_agent_id_in_words(fatal, data))
     policy = Manifest(data).policy
     problems = list(shown)
     for section in ROW_SECTIONS:

@@ -42,6 +42,7 @@ from bourdon.library import Library
 from bourdon.testing import make_library
 from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
 from bourdon.trust import MemberRegistry
+from tests.support.parsers import every_parser
 
 pytestmark = pytest.mark.anyio
 
@@ -61,22 +62,11 @@ known_entities:
 # -- 1. every command: the global options anywhere ------------------------------------------
 
 
-def parsers(
-    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
-) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
-    """Every parser of the CLI with the words that reach it."""
-    yield path, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from parsers(sub, (*path, name))
-
-
 def is_leaf(parser: argparse.ArgumentParser) -> bool:
     return not any(isinstance(a, argparse._SubParsersAction) for a in parser._actions)
 
 
-ALL = list(parsers(build_parser()))
+ALL = list(every_parser(build_parser()))
 LEAVES = [(path, parser) for path, parser in ALL if path and is_leaf(parser)]
 
 

@@ -6,7 +6,6 @@ import argparse
 import importlib.util
 import inspect
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from bourdon import errors, yamlio
 from bourdon.cli import build_parser
 from bourdon.library import TRAILERS, Library
 from bourdon.schema import load_manifest, row_limits, schema
+from tests.support.parsers import every_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -35,18 +35,7 @@ def text(path: Path) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def commands(
-    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
-) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
-    """Every parser of the CLI with the words that reach it: (), ("init",), ("staging", "list")..."""
-    yield path, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from commands(sub, (*path, name))
-
-
-COMMANDS = list(commands(build_parser()))
+COMMANDS = list(every_parser(build_parser()))
 
 
 def names(path: tuple[str, ...]) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 
 import filelock
 
-from bourdon.testing.serving import free_port, stop_process, wait_for_port
+from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
 
 REFERENCE_VERSION = "0.32.2"
 REFERENCE_REQUIREMENT = f"bourdon[server,federation]=={REFERENCE_VERSION}"
@@ -190,3 +190,35 @@ async def http_client(url: str, token: str | None = None) -> AsyncIterator[Any]:
 async def call(client: Any, tool: str, **args: Any) -> Any:
     """Call ``tool`` and return its answer as data (either server's shape)."""
     return answer_of(await client.call_tool(tool, args))
+
+
+@contextlib.contextmanager
+def serve_ours(library: Path, home: Path, *args: str, **env: str) -> Iterator[str]:
+    """Our ``bourdon serve --transport http`` on 127.0.0.1; yields its MCP URL."""
+    port = free_port()
+    log = home / f"ours-serve-{port}.log"
+    with log.open("wb") as err:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bourdon",
+                "--library",
+                str(library),
+                "serve",
+                "--transport",
+                "http",
+                "--port",
+                str(port),
+                "--no-watch",
+                *args,
+            ],
+            env={**child_env(home), **env},
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+    try:
+        wait_for_port(proc, port, timeout=90, log=log)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop_process(proc)

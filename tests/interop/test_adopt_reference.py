@@ -20,12 +20,12 @@ from typing import Any
 
 import httpx2
 import pytest
+import yaml
 from mcp import Client
 
 from bourdon.library import Library
 from bourdon.server import create_server
-from bourdon.testing.serving import free_port, stop_process, wait_for_port
-from tests.interop.harness import Reference, call, http_client
+from tests.interop.harness import Reference, call, http_client, serve_ours
 
 pytestmark = pytest.mark.anyio
 
@@ -188,6 +188,29 @@ async def test_find_entity_at_team_returns_both_agents_rows(adopted: Adopted) ->
     assert "secretproj" not in json.dumps(found)
 
 
+async def test_a_commit_through_bourdon_keeps_the_references_rows_and_their_origin(
+    adopted: Adopted, tmp_path: Path
+) -> None:
+    copy = tmp_path / "lib"
+    shutil.copytree(adopted.library, copy)
+    before_text = (copy / "agents" / "alpha-agent.l5.yaml").read_text(encoding="utf-8")
+    before = yaml.safe_load(before_text)
+    server = create_server(copy, watch=False, home=adopted.home)
+    async with Client(server) as client:
+        done = await call(client, "commit_to_federation", agent_id="alpha-agent",
+                          entities=[{"name": "bourdon-added", "visibility": "team"}])  # fmt: skip
+    assert done["entities_added"] == 1 and done["entities_updated"] == 0
+    after_text = (copy / "agents" / "alpha-agent.l5.yaml").read_text(encoding="utf-8")
+    after = yaml.safe_load(after_text)
+    assert before["known_entities"], "the reference wrote no entity"
+    for section in ("known_entities", "recent_sessions", "known_workstreams", "notes"):
+        old = before.get(section) or []
+        # Every row the reference wrote is still there as it wrote it, origin included.
+        assert all(row in after[section] for row in old), section
+        assert all(row.get("origin") == "committed" for row in old)
+    assert after_text.count("origin: committed") == before_text.count("origin: committed")
+
+
 async def test_the_quarantined_members_write_stays_staged(adopted: Adopted, tmp_path: Path) -> None:
     staged_file = adopted.library / "staging" / "guest" / "guest.l5.yaml"
     assert staged_file.is_file(), adopted.staged
@@ -208,28 +231,8 @@ async def test_the_quarantined_members_write_stays_staged(adopted: Adopted, tmp_
 
 @pytest.fixture(scope="module")
 def our_http(adopted: Adopted) -> Iterator[str]:
-    port = free_port()
-    log = adopted.home / f"ours-serve-{port}.log"
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(adopted.home),
-        "BOURDON_HOME": str(adopted.home / ".bourdon"),
-    }
-    with log.open("wb") as err:
-        proc = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "bourdon", "--library", str(adopted.library), "serve"),
-                *("--transport", "http", "--host", "127.0.0.1", "--port", str(port)),
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-        )
-    try:
-        wait_for_port(proc, port, timeout=60, log=log)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop_process(proc)
+    with serve_ours(adopted.library, adopted.home) as url:
+        yield url
 
 
 async def who(url: str, token: str) -> dict[str, Any]:

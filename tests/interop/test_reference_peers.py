@@ -31,8 +31,8 @@ from bourdon import yamlio
 from bourdon.federation import MAX_ANSWER_BYTES, Federation, Peer, answer_payload
 from bourdon.library import Library, Provenance
 from bourdon.testing import manifest
-from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
-from tests.interop.harness import Reference, call, http_client
+from bourdon.testing.serving import child_env
+from tests.interop.harness import Reference, call, http_client, serve_ours
 
 pytestmark = pytest.mark.anyio
 
@@ -156,38 +156,6 @@ def enrol(home: Path, name: str, *flags: str) -> str:
     token = out["token"]
     assert isinstance(token, str) and token.startswith("bdn_")
     return token
-
-
-@contextlib.contextmanager
-def serve_ours(library: Path, home: Path, *args: str, **env: str) -> Iterator[str]:
-    """Our ``bourdon serve --transport http`` on 127.0.0.1; yields its MCP URL."""
-    port = free_port()
-    log = home / f"serve-{port}.log"
-    with log.open("wb") as err:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "bourdon",
-                "--library",
-                str(library),
-                "serve",
-                "--transport",
-                "http",
-                "--port",
-                str(port),
-                "--no-watch",
-                *args,
-            ],
-            env={**child_env(home), **env},
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-        )
-    try:
-        wait_for_port(proc, port, timeout=90, log=log)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop_process(proc)
 
 
 @dataclass(frozen=True)
