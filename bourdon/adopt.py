@@ -78,6 +78,8 @@ class Adoption:
     moved: list[str]  # the reference's own files, moved under .bourdon/imported/
     provenance_lines: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # Anything else at the top (other features' folders): left where it is, never committed.
+    untouched: list[str] = field(default_factory=list)
 
     def agents(self) -> list[str]:
         return sorted({s.agent_id for s in self.states})
@@ -99,6 +101,7 @@ class Adoption:
             "staged": self.staged,
             "moved_to": IMPORTED,
             "moved": self.moved,
+            "untouched": self.untouched,
             "warnings": self.warnings,
         }
 
@@ -133,7 +136,26 @@ def plan(root: Path, progress: Callable[[str], None] | None = None) -> Adoption:
         if state.problem:
             warnings.append(f"{state.problem} (adopted byte for byte all the same)")
     return Adoption(
-        root, states, _staged(root), _reference_files(root), lines_seen, warnings=warnings
+        root,
+        states,
+        _staged(root),
+        _reference_files(root),
+        lines_seen,
+        warnings=warnings,
+        untouched=_untouched(root),
+    )
+
+
+_ADOPTED_TOP: Final = frozenset({AGENTS_DIR, STAGING_DIR, VERSIONS, PROVENANCE, LOCAL_DIR, ".git"})
+
+
+def _untouched(root: Path) -> list[str]:
+    """Top-level files and folders adoption neither commits nor moves (nothing is lost: they
+    stay where the reference left them)."""
+    return sorted(
+        p.name + ("/" if p.is_dir() else "")
+        for p in root.iterdir()
+        if p.name not in _ADOPTED_TOP and not p.name.endswith(".lock")
     )
 
 

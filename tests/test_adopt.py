@@ -234,6 +234,25 @@ def test_nothing_of_the_reference_is_lost_and_git_status_is_clean(tmp_path: Path
     assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
 
 
+def test_other_features_files_are_left_in_place_and_named(tmp_path: Path, cli: Any) -> None:
+    # The reference keeps more than memory in its library folder (skills, meetings, its
+    # library identity): adoption neither commits nor moves them, and says so.
+    root = tmp_path / "lib"
+    two_agents(root)
+    (root / "skills").mkdir()
+    (root / "skills" / "review.md").write_text("# review\n")
+    (root / "library.yaml").write_text("id: ada-desktop\n")
+    before = files(root)
+    code, out, _ = cli("init", root)
+    assert code == 0
+    assert "left in place, not committed: library.yaml, skills/" in out
+    after = files(root)
+    assert after["skills/review.md"] == before["skills/review.md"]
+    assert after["library.yaml"] == before["library.yaml"]
+    tracked = git(root, "ls-files").split()
+    assert "library.yaml" not in tracked and "skills/review.md" not in tracked
+
+
 def test_dry_run_shows_the_plan_and_changes_nothing(tmp_path: Path, cli: Any) -> None:
     root = tmp_path / "lib"
     two_agents(root).staged("guest", "alpha", manifest("alpha", "x"))
@@ -254,6 +273,7 @@ def test_dry_run_shows_the_plan_and_changes_nothing(tmp_path: Path, cli: Any) ->
         "agents/alpha.l5.yaml.lock",
         "agents/beta.l5.yaml.lock",
     ]
+    assert plan["adoption"]["untouched"] == []
     code, text, _ = cli("init", root, "--dry-run")
     assert code == 0
     assert "Would adopt the reference library" in text

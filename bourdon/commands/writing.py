@@ -130,6 +130,9 @@ def _print_plan(plan: Adoption, *, done: bool) -> None:
     if plan.moved:
         where = "moved" if done else "would move"
         print(f"  {where} under {facts['moved_to']}/: {', '.join(plan.moved)}")
+    if plan.untouched:
+        where = "left" if done else "would leave"
+        print(f"  {where} in place, not committed: {', '.join(plan.untouched)}")
     for warning in plan.warnings[:SHOWN_WARNINGS]:
         output.error(f"warning: {warning}")
     if len(plan.warnings) > SHOWN_WARNINGS:
