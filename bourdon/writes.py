@@ -326,6 +326,8 @@ def explain_memory_change(
         "time": v.time,
         "changes": found.changes.to_dict(),
         "again_in": found.again_in,
+        # An adopted state: the digest the reference itself knew it by (sha256 of the bytes).
+        **({"reference_digest": v.reference_digest} if v.reference_digest else {}),
         "write": {
             "ts": v.time,
             "agent_id": agent_id,

@@ -131,7 +131,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     elif backup is None:
         print(f"{members.path} is already in bourdon's shape ({len(found)} members); nothing to do")
     else:
-        print(f"Converted {members.path} to bourdon's shape: {len(found)} members, same tokens")
+        print(
+            f"Converted {members.path} to bourdon's shape: {len(found)} "
+            f"member{'' if len(found) == 1 else 's'}, same tokens"
+        )
         print(f"  the reference's file is kept as {backup}")
         for m in found:
             ceiling = f", reads at most {m.max_access}" if m.max_access else ""

@@ -177,6 +177,18 @@ async def test_explain_finds_every_digest_of_the_references_provenance(adopted: 
                 for wanted in (line["new_digest"], line["new_digest"][:8]):
                     found = library.explain(agent, wanted)
                     assert found.version.reference_digest == line["new_digest"]
+    server = create_server(adopted.library, watch=False, home=adopted.home)
+    async with Client(server) as client:
+        for agent in adopted.reference_versions:
+            for line in adopted.provenance[agent]:
+                answer = await call(client, "explain_memory_change", agent_id=agent,
+                                    digest=line["new_digest"][:8])  # fmt: skip
+                assert answer["found"] is True
+                assert answer["reference_digest"] == line["new_digest"]
+                # The first write that produced the state (a rollback repeats an earlier one).
+                first = next(x for x in adopted.provenance[agent]
+                             if x["new_digest"] == line["new_digest"])  # fmt: skip
+                assert (answer["op"], answer["caller"]) == (first["op"], first["caller"])
 
 
 async def test_find_entity_at_team_returns_both_agents_rows(adopted: Adopted) -> None:
