@@ -1085,6 +1085,45 @@ def test_validate_explicit_files(cli: Any, tmp_path: Path, monkeypatch: pytest.M
     assert missing.json()["files"][0]["valid"] is False
 
 
+REFERENCE_WRITTEN = b"""\
+spec_version: '0.1'
+agent:
+  id: alpha-agent
+  type: code-assistant
+last_updated: '2026-12-01T13:59:28.728347+00:00'
+known_entities:
+- name: Ledgerline
+  visibility: team
+  origin: committed
+"""
+
+
+def test_validate_as_read_checks_what_bourdon_serves(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "reference.yaml", REFERENCE_WRITTEN)  # as the reference Bourdon writes it
+    one_bad_row = REFERENCE_WRITTEN + b"- name: Birch\n  last_touched: yesterday\n"
+    write(tmp_path / "one-bad-row.yaml", one_bad_row)
+    write(tmp_path / "broken.yaml", b"agent: [not, a, mapping]\n")
+
+    strict = cli("validate", "reference.yaml")
+    assert strict.code == 3  # what bourdon writes has no origin field...
+    assert strict.out.splitlines()[0] == (
+        "INVALID  reference.yaml  (bourdon reads and serves it whole: see --as-read)"
+    )
+    as_read = cli("validate", "--as-read", "reference.yaml", "one-bad-row.yaml", "broken.yaml")
+    assert as_read.code == 3
+    lines = as_read.out.splitlines()
+    assert "ok       reference.yaml" in lines  # ...but bourdon serves every row of it
+    assert "INVALID  one-bad-row.yaml" in lines
+    assert any("known_entities[1]" in line and "'last_touched'" in line for line in lines)
+    assert "INVALID  broken.yaml" in lines
+    assert lines[-1] == "1 valid, 2 invalid"
+    data = cli("validate", "reference.yaml", "--json").json()["files"][0]
+    assert (data["valid"], data["served_whole"]) == (False, True)
+
+
 def test_validate_reads_stdin(cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     good = Path(__file__).resolve().parents[1] / "library" / "agents" / "cursor.l5.yaml"
     stdin(monkeypatch, good.read_bytes())

@@ -38,6 +38,12 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("validate", help="check manifests against the schema")
     p.add_argument("files", nargs="*", metavar="FILE", help="files to check (default: the library)")
+    p.add_argument(
+        "--as-read",
+        action="store_true",
+        help="check what bourdon reads and serves (wider than what it writes); name the rows "
+        "it would leave out",
+    )
     add_json(p)
     p.set_defaults(func=cmd_validate)
 
@@ -144,7 +150,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from bourdon.model import AGENTS_DIR as AGENTS
     from bourdon.model import STAGING_DIR as STAGING
     from bourdon.model import SUFFIX
-    from bourdon.schema import load_manifest
+    from bourdon.schema import load_manifest, read_manifest
 
     if args.files:
         targets: list[tuple[str, Callable[[], bytes]]] = [
@@ -161,17 +167,39 @@ def cmd_validate(args: argparse.Namespace) -> int:
     results: list[dict[str, Any]] = []
     for name, read in targets:
         try:
-            load_manifest(read(), what=name)
-            results.append({"path": name, "valid": True, "problems": []})
+            raw = read()
+        except BourdonError as exc:
+            results.append({"path": name, "valid": False, "problems": [exc.message]})
+            continue
+        # What bourdon serves of it: the rows it would leave out, or why it skips it whole.
+        try:
+            served: list[str] | None = [
+                p.message(name) for p in read_manifest(raw, what=name).problems
+            ]
+        except BourdonError as exc:
+            served = None
+            unserved = getattr(exc, "problems", None) or [exc.message]
+        if args.as_read:
+            problems = unserved if served is None else served
+            results.append({"path": name, "valid": not problems, "problems": problems})
+            continue
+        try:
+            load_manifest(raw, what=name)
+            results.append({"path": name, "valid": True, "problems": [], "served_whole": True})
         except BourdonError as exc:
             problems = getattr(exc, "problems", None) or [exc.message]
-            results.append({"path": name, "valid": False, "problems": problems})
+            results.append(
+                {"path": name, "valid": False, "problems": problems, "served_whole": served == []}
+            )
     bad = [r for r in results if not r["valid"]]
     if args.json:
         output.print_json({"files": results, "valid": len(results) - len(bad), "invalid": len(bad)})
     else:
         for r in results:
-            print(f"{'ok     ' if r['valid'] else 'INVALID'}  {r['path']}")
+            note = ""
+            if r.get("served_whole") and not r["valid"]:
+                note = "  (bourdon reads and serves it whole: see --as-read)"
+            print(f"{'ok     ' if r['valid'] else 'INVALID'}  {r['path']}{note}")
             for problem in r["problems"]:
                 print(f"         {problem}")
         print(f"{len(results) - len(bad)} valid, {len(bad)} invalid")
