@@ -130,12 +130,14 @@ def render(matches: list[dict[str, Any]], max_chars: int, max_lines: int) -> tup
 CONFIDENCE_RANK: Final = {"high": 0, "medium": 1, "low": 2, "none": 3}
 
 
-def confidence(match: dict[str, Any], prompt: str) -> str:
+def confidence(match: dict[str, Any], prompt_words: list[str] | None) -> str:
     """The reference's confidence bucket: ``high`` when the prompt is the name itself,
-    ``medium`` when it mentions a name or alias as written, ``low`` for a corrected near miss."""
+    ``medium`` when it mentions a name or alias as written, ``low`` for a corrected near miss.
+    ``prompt_words`` is ``_words(prompt)``, computed once per call (``None``: too long to be
+    a name)."""
     if match["match"] == "fuzzy":
         return "low"
-    return "high" if _words(prompt) == _words(match["mentioned_as"]) else "medium"
+    return "high" if prompt_words == _words(match["mentioned_as"]) else "medium"
 
 
 def _words(text: str) -> list[str]:
@@ -161,6 +163,10 @@ def prepare_recognition_context(
     chars = max(0, min(int(max_chars), 8000))
     lines = max(0, min(int(max_lines), 50))
     fragment, cut = render(matches, chars, lines)
+    # A prompt that is only a name is short (names are at most 128 characters): a long one is
+    # not split into words at all, since this runs at the start of every turn.
+    prompt_words = _words(text) if len(text) <= 4 * 128 else None
+    buckets = [confidence(m, prompt_words) for m in matches]
     recognition = ""
     if matches:
         named = "; ".join(
@@ -174,9 +180,7 @@ def prepare_recognition_context(
         "access_level": access_level,
         "include_private": include_private,
         "recognition": recognition,
-        "confidence": min(
-            (confidence(m, text) for m in matches), key=CONFIDENCE_RANK.__getitem__, default="none"
-        ),
+        "confidence": min(buckets, key=CONFIDENCE_RANK.__getitem__, default="none"),
         "matched_entities": [
             {
                 k: m[k]
@@ -191,8 +195,8 @@ def prepare_recognition_context(
                     "visibility",
                 )
             }
-            | {"confidence": confidence(m, text)}
-            for m in matches
+            | {"confidence": bucket}
+            for m, bucket in zip(matches, buckets, strict=True)
         ],
         # Recognition never waits on hydration here: nothing is scheduled, nothing is attached.
         "hydration_scheduled": False,

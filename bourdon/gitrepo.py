@@ -264,6 +264,28 @@ class GitRepo:
         entry = _parse_tree(found[2], self._oid_bytes).get(name.encode("utf-8"))
         return entry[1] if entry and entry[0] != _DIR_MODE else None
 
+    def sizes(self, specs: list[str]) -> list[int | None]:
+        """The byte size of each object (``<commit>:<path>``), ``None`` where it is absent.
+
+        One ``cat-file --batch-check`` for all of them: a version list wants twenty sizes, and
+        reading twenty manifests of hundreds of kilobytes to learn them costs ten times more.
+        """
+        if not specs:
+            return []
+        if any("\n" in spec for spec in specs):
+            raise ValueError("object names cannot contain a newline")
+        out = run_git(
+            self.root,
+            "cat-file",
+            "--batch-check=%(objecttype) %(objectsize)",
+            stdin="".join(f"{spec}\n" for spec in specs).encode("utf-8"),
+        )
+        sizes: list[int | None] = []
+        for line in out.decode("utf-8", "replace").splitlines():
+            kind, _, size = line.rpartition(" ")
+            sizes.append(int(size) if kind == "blob" and size.isdigit() else None)
+        return sizes
+
     def tree_entries(self, tree: str | None) -> dict[bytes, tuple[bytes, str]]:
         """``name -> (mode, object id)`` of a tree; empty for ``None``."""
         if tree is None:

@@ -218,6 +218,7 @@ class Library:
         # Parsed manifests by blob id, with their digests: a write reads the current manifest,
         # and re-parsing 1,000 rows of YAML each time would cost more than the write.
         self._parsed: OrderedDict[str, tuple[dict[str, Any], str]] = OrderedDict()
+        self._sizes: dict[tuple[str, str], int | None] = {}  # (commit, path) -> bytes
         # Blobs of ``_parsed`` holding rows that are not served (schema.read_manifest): a write
         # of such a manifest must not hand the index its parsed form as if every row were good.
         self._unserved: set[str] = set()
@@ -415,6 +416,19 @@ class Library:
             raise self._missing(agent_id, version)
         return raw[1]
 
+    def sizes(self, agent_id: str, versions: list[str]) -> list[int | None]:
+        """The manifest's size in bytes at each version (``None`` where it had none).
+
+        A commit never changes, so each size is asked of git once per library object.
+        """
+        path = agent_path(agent_id)
+        wanted = [v for v in dict.fromkeys(versions) if (v, path) not in self._sizes]
+        for version, size in zip(
+            wanted, self.repo.sizes([f"{v}:{path}" for v in wanted]), strict=True
+        ):
+            self._sizes[(version, path)] = size
+        return [self._sizes[(v, path)] for v in versions]
+
     def read_problems(
         self, agent_id: str, version: str | None = None
     ) -> tuple[schema.ReadProblem, ...]:
@@ -426,11 +440,9 @@ class Library:
         return self._disk_cache.read(found[1], what=path).problems
 
     def current_digest(self, agent_id: str) -> str | None:
-        """The digest of the live manifest, ``None`` when the agent has none yet."""
-        try:
-            return digest(self._read_data(agent_path(agent_id), None, agent_id))
-        except NotFoundError:
-            return None
+        """The digest of the live manifest, ``None`` when the agent has none yet (remembered
+        with the parsed blob, so asking again costs no canonical JSON of 1,000 rows)."""
+        return self.digest_at(self.head(), agent_id)
 
     def history(self, agent_id: str, limit: int | None = 50) -> list[Version]:
         """Every state of the agent's memory, newest first."""

@@ -13,6 +13,7 @@ next to bourdon's own.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -230,19 +231,26 @@ def commit_to_federation(
     return commit_summary(result, library, level=level, local=local)
 
 
-def _size(library: Library, agent_id: str, version: Version, level: int | None) -> int | None:
-    """Bytes of the manifest at a version; ``None`` where the version removed it.
+def _sizes(
+    library: Library, agent_id: str, versions: list[Version], level: int | None
+) -> list[int | None]:
+    """Bytes of the manifest at each version; ``None`` where the version removed it.
 
-    A caller who may not see every row gets the size of the version as it may see it (hidden
+    A caller who may not see every row gets the size of each version as it may see it (hidden
     rows removed), so a private row's edit does not show as a change of size.
     """
+    if level is None or not _hidden(level):
+        return library.sizes(agent_id, [v.version_id for v in versions])
+    return [_visible_size(library, agent_id, v.version_id, level) for v in versions]
+
+
+@functools.lru_cache(maxsize=4096)  # a version never changes: its filtered size neither
+def _visible_size(library: Library, agent_id: str, version_id: str, level: int) -> int | None:
     try:
-        if level is not None and _hidden(level):
-            data = library.read(agent_id, version.version_id).data
-            return len(yamlio.dump(filter_manifest(data, Visibility(level))))
-        return len(library.read_bytes(agent_id, version.version_id))
+        data = library.read(agent_id, version_id).data
     except NotFoundError:
         return None
+    return len(yamlio.dump(filter_manifest(data, Visibility(level))))
 
 
 def list_memory_versions(
@@ -251,18 +259,21 @@ def list_memory_versions(
     size = clamp_limit(limit, DEFAULT_VERSIONS, MAX_VERSIONS)
     versions = library.history(agent_id, limit=size + 1)
     live = library.current_digest(agent_id)
+    shown = versions[:size]
     rows = [
         {
             "agent_id": agent_id,
             **v.to_dict(),
             # The reference's snapshot fields: when (UTC, to the second) and how big.
             "taken_at": v.time,
-            "size_bytes": _size(library, agent_id, v, level),
+            "size_bytes": bytes_at,
             # The reference lists only replaced states, so its clients undo the last write by
             # rolling back to the first entry: here that is the first one not marked current.
             "current": i == 0 and v.digest == live,
         }
-        for i, v in enumerate(versions[:size])
+        for i, (v, bytes_at) in enumerate(
+            zip(shown, _sizes(library, agent_id, shown, level), strict=True)
+        )
     ]
     return {
         "agent_id": agent_id,
