@@ -122,34 +122,14 @@ class Reference:
     @contextlib.contextmanager
     def serve_http(self, library: Path, home: Path, *args: str, **extra: str) -> Iterator[str]:
         """The reference's server over streamable HTTP on 127.0.0.1; yields its MCP URL."""
-        port = free_port()
-        log = home / f"reference-serve-{port}.log"
         home.mkdir(parents=True, exist_ok=True)
-        with log.open("wb") as err:
-            proc = subprocess.Popen(
-                [
-                    str(self.bin),
-                    "serve",
-                    "--library",
-                    str(library),
-                    "--transport",
-                    "http",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(port),
-                    "--quiet",
-                    *args,
-                ],
-                env=self.env(home, **extra),
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-            )
-        try:
-            wait_for_port(proc, port, timeout=60, log=log)
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            stop_process(proc)
+        command = [str(self.bin), "serve", "--library", str(library), "--transport", "http"]
+        with listening(
+            [*command, "--host", "127.0.0.1", "--quiet", *args],
+            self.env(home, **extra),
+            home / "reference-serve",
+        ) as url:
+            yield url
 
     def add_member(self, home: Path, name: str, tier: str = "trusted") -> str:
         """Enrol a member in the reference's registry; returns its token."""
@@ -195,27 +175,24 @@ async def call(client: Any, tool: str, **args: Any) -> Any:
 @contextlib.contextmanager
 def serve_ours(library: Path, home: Path, *args: str, **env: str) -> Iterator[str]:
     """Our ``bourdon serve --transport http`` on 127.0.0.1; yields its MCP URL."""
+    command = [sys.executable, "-m", "bourdon", "--library", str(library), "serve"]
+    with listening(
+        [*command, "--transport", "http", "--no-watch", *args],
+        {**child_env(home), **env},
+        home / "ours-serve",
+    ) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def listening(command: list[str], env: dict[str, str], log_stem: Path) -> Iterator[str]:
+    """Run ``command --port P`` (a free port on 127.0.0.1) until it listens; yield its MCP URL
+    and stop it afterwards. What it says on stderr goes to ``<log_stem>-<P>.log``."""
     port = free_port()
-    log = home / f"ours-serve-{port}.log"
+    log = log_stem.with_name(f"{log_stem.name}-{port}.log")
     with log.open("wb") as err:
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "bourdon",
-                "--library",
-                str(library),
-                "serve",
-                "--transport",
-                "http",
-                "--port",
-                str(port),
-                "--no-watch",
-                *args,
-            ],
-            env={**child_env(home), **env},
-            stdout=subprocess.DEVNULL,
-            stderr=err,
+            [*command, "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=err
         )
     try:
         wait_for_port(proc, port, timeout=90, log=log)
