@@ -97,10 +97,14 @@ def peer_name_of(url: str) -> str:
 
 
 class PeerList:
-    """``peers.yaml``: read, add, remove."""
+    """``peers.yaml`` (or a file of the same shape, ``serve --peers-config``): read, add, remove.
 
-    def __init__(self, home: Path) -> None:
-        self.path = home / PEERS_FILE
+    A row without a ``name`` (the reference names such a peer by its URL) is named after its
+    URL's host and port, as a bare ``--peer URL`` is.
+    """
+
+    def __init__(self, home: Path, path: Path | None = None) -> None:
+        self.path = path or home / PEERS_FILE
 
     def peers(self) -> list[Peer]:
         try:
@@ -115,12 +119,16 @@ class PeerList:
             raise LibraryError(f"{self.path}: 'peers' must be a list")
         out = []
         for row in rows:
-            if (
-                isinstance(row, dict)
-                and isinstance(row.get("name"), str)
-                and isinstance(row.get("url"), str)
-            ):
-                out.append(Peer(row["name"], row["url"], row.get("token_env")))
+            if not isinstance(row, dict) or not isinstance(row.get("url"), str):
+                continue
+            name = row.get("name")
+            if name is None:
+                try:
+                    name = peer_name_of(row["url"])
+                except InputError:
+                    continue
+            if isinstance(name, str):
+                out.append(Peer(name, row["url"], row.get("token_env")))
         return out
 
     def add(self, peer: Peer) -> None:
@@ -449,8 +457,7 @@ def merge_sessions(
     out = list(local)
     for answer in answers:
         for session in _list(answer.payload, key):
-            shown = seen_at(session, level) if isinstance(session, dict) else None
-            if not isinstance(session, dict) or shown is None:
+            if not isinstance(session, dict) or (shown := seen_at(session, level)) is None:
                 continue
             tagged = {
                 **session,

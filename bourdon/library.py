@@ -993,10 +993,11 @@ class Library:
                 raw = yamlio.dump(data, cache=self._row_text)
             # Rows kept unserved on disk stay in what is written (and a manifest from elsewhere,
             # ``vetted``, may hold some): then the index must read the bytes again.
+            blob = self.repo.blob_id(raw)
             unserved = (
                 vetted is not None
                 or (found is not None and found[0] in self._unserved)
-                or (bool(self._unserved) and self.repo.blob_id(raw) in self._unserved)
+                or blob in self._unserved
             )
             changes = {path: raw, **(also or {})}
             message = _message(op, agent_id, _summary(op, agent_id, stats), who, after, extra)
@@ -1008,7 +1009,6 @@ class Library:
                 else:
                     atomic_write(self.root / name, content)
             commit = self._commit(changes, message, head, who, merged)
-            blob = self.repo.blob_id(raw)
             self._remember(blob, data, after)
             if unserved:
                 self._unserved.add(blob)

@@ -37,7 +37,7 @@ from mcp import Client, StdioServerParameters
 from bourdon import yamlio
 from bourdon.cli import build_parser, main
 from bourdon.errors import InputError
-from bourdon.federation import parse_peer
+from bourdon.federation import PeerList, parse_peer
 from bourdon.library import Library
 from bourdon.testing import make_library
 from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
@@ -337,6 +337,24 @@ async def test_peers_config_replaces_peers_yaml(sample_root: Path, tmp_path: Pat
                       env=env)  # fmt: skip
     assert missing.returncode == 2
     assert missing.stderr == f"bourdon: --peers-config {tmp_path / 'no.yaml'}: no such file\n"
+
+
+def test_a_peers_file_row_without_a_name_is_named_after_its_host_and_port(tmp_path: Path) -> None:
+    # The reference's --peers-config rows may leave out the name (it then uses the URL).
+    chosen = tmp_path / "reference-peers.yaml"
+    chosen.write_text(
+        "peers:\n"
+        "  - url: http://127.0.0.1:7501/mcp\n"
+        "    token_env: BOURDON_PEER_DESK\n"
+        "  - name: laptop\n"
+        "    url: http://127.0.0.1:7502/mcp\n"
+        "  - url: http://:bad/mcp\n"
+    )
+    peers = PeerList(tmp_path, chosen).peers()
+    assert [(p.name, p.url, p.token_env) for p in peers] == [
+        ("127-0-0-1-7501", "http://127.0.0.1:7501/mcp", "BOURDON_PEER_DESK"),
+        ("laptop", "http://127.0.0.1:7502/mcp", None),
+    ]
 
 
 @pytest.mark.parametrize(

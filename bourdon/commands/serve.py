@@ -187,10 +187,8 @@ def peers_in(path: Path) -> list[Peer]:
 
     if not path.is_file():
         raise InputError(f"--peers-config {path}: no such file")
-    listing = PeerList(path.parent)
-    listing.path = path  # the same format as peers.yaml, under another name
     try:
-        return listing.peers()
+        return PeerList(path.parent, path).peers()
     except BourdonError as exc:
         raise InputError(f"--peers-config {path}: {exc.message}") from None
 
