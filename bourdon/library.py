@@ -1060,10 +1060,11 @@ class Library:
         if head is None or not target.exists():
             return
         on_disk = target.read_bytes()
-        if self.repo.object_id(head, path) == self.repo.blob_id(on_disk):
+        blob = self.repo.blob_id(on_disk)
+        if self.repo.object_id(head, path) == blob:
             return
         try:
-            data = self._parse(self.repo.blob_id(on_disk), on_disk, path)
+            data = self._parse(blob, on_disk, path)
             committed = self._manifest_at(path, head)
             brought = schema.new_problems(
                 self._disk_cache.read(on_disk, what=path), committed[1] if committed else None
