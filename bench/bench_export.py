@@ -28,8 +28,8 @@ SESSIONS = int(os.environ.get("BOURDON_BENCH_SESSIONS", "500"))
 CHILD = """
 import json, resource, socket, sys, time
 from pathlib import Path
-from bourdon.export import export_reader
-from bourdon.library import Library
+from bourdon.ingest.pipeline import export_reader
+from bourdon.store.library import Library
 from bourdon.readers.base import ReaderContext
 from bourdon.readers.claude_code import ClaudeCodeReader
 
@@ -66,7 +66,7 @@ print(json.dumps({
 GENERATE = """
 import sys
 from pathlib import Path
-from bourdon.testing.stores.claude_code import write_store
+from tests.support.stores.claude_code import write_store
 write_store(Path(sys.argv[1]), sessions=int(sys.argv[2]), size="bench")
 """
 
@@ -103,13 +103,13 @@ def missing(reason: str) -> dict[str, Any]:
 
 def main() -> dict[str, Any]:
     try:  # written by another issue; imported lazily so its absence is a result, not a crash
-        from bourdon.testing.stores.claude_code import write_store  # noqa: F401
+        from tests.support.stores.claude_code import write_store  # noqa: F401
     except ImportError as exc:
-        return missing(f"bourdon.testing.stores.claude_code.write_store: {exc}")
-    from bourdon.export import export_reader
-    from bourdon.library import Library
+        return missing(f"tests.support.stores.claude_code.write_store: {exc}")
+    from bourdon.ingest.pipeline import export_reader
     from bourdon.readers.base import ReaderContext
     from bourdon.readers.claude_code import ClaudeCodeReader
+    from bourdon.store.library import Library
 
     with tempfile.TemporaryDirectory(prefix="bourdon-bench-export-") as tmp:
         home, lib = Path(tmp) / "home", Path(tmp) / "lib"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from common import measure, summarize, write
 
-from bourdon.library import Library, Provenance
+from bourdon.store.library import Library, Provenance
 from bourdon.testing import make_large_library
 
 

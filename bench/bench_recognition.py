@@ -19,10 +19,10 @@ import anyio
 from common import measure, summarize, write
 from mcp import Client, StdioServerParameters
 
-from bourdon import context
-from bourdon.federation import Peer
-from bourdon.index import Index
-from bourdon.server import create_server
+from bourdon.federation.client import Peer
+from bourdon.query import context
+from bourdon.query.index import Index
+from bourdon.serve.server import create_server
 from bourdon.testing import make_large_library
 
 FILLER = ("please look at the failing tests and tell me what changed since yesterday in the "

@@ -18,8 +18,8 @@ import anyio
 from common import measure, summarize, write
 from mcp import Client, StdioServerParameters
 
-from bourdon import reads
-from bourdon.index import Index
+from bourdon.query import reads
+from bourdon.query.index import Index
 from bourdon.testing import make_large_library
 
 

@@ -22,11 +22,11 @@ import anyio
 from common import summarize, write
 from mcp import Client
 
-from bourdon.federation import Peer, PeerList
-from bourdon.gitrepo import run_git
-from bourdon.library import Library, Provenance
+from bourdon.federation.client import Peer, PeerList
 from bourdon.readers.base import ReaderContext
-from bourdon.server import create_server
+from bourdon.serve.server import create_server
+from bourdon.store.gitrepo import run_git
+from bourdon.store.library import Library, Provenance
 from bourdon.testing import make_large_library
 from bourdon.testing.serving import free_port
 

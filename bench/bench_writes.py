@@ -21,7 +21,7 @@ import anyio
 from common import summarize, write
 from mcp import Client, StdioServerParameters
 
-from bourdon.library import Library
+from bourdon.store.library import Library
 from bourdon.testing import make_large_library
 
 COMMITS = 200

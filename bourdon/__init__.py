@@ -29,7 +29,7 @@ from bourdon.errors import (
 from bourdon.model import Manifest, Visibility
 
 if TYPE_CHECKING:
-    from bourdon.library import Library
+    from bourdon.store.library import Library
 
 __version__ = "0.1.0"
 
@@ -55,7 +55,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "Library":
-        from bourdon.library import Library
+        from bourdon.store.library import Library
 
         return Library
     raise AttributeError(f"module 'bourdon' has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """``python -m bourdon`` is the ``bourdon`` command."""
 
-from bourdon.cli import main
+from bourdon.cli.main import main
 
 raise SystemExit(main())

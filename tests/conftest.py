@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bourdon.library import Library
+from bourdon.store.library import Library
 from bourdon.testing import make_library
 from tests.interop.harness import REFERENCE_VERSION, Reference, reference_venv
 

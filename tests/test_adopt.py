@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from bourdon import adopt
-from bourdon.cli import main
+from bourdon.cli.main import main
 from bourdon.digest import digest
 from bourdon.errors import GitError, LibraryError
-from bourdon.gitrepo import ImportedCommit
-from bourdon.library import Library
-from bourdon.yamlio import load
+from bourdon.formats.yamlio import load
+from bourdon.store import adopt
+from bourdon.store.gitrepo import ImportedCommit
+from bourdon.store.library import Library
 
 
 def manifest(agent: str, *entities: str, when: str = "2026-12-01T10:00:00+00:00") -> bytes:

@@ -143,7 +143,7 @@ def test_only_gitrepo_starts_processes() -> None:
 
 def test_importing_bourdon_does_not_import_the_mcp_sdk_or_git_machinery() -> None:
     probe = (
-        "import sys, bourdon, bourdon.library, bourdon.cli;"
+        "import sys, bourdon, bourdon.store.library, bourdon.cli.main;"
         "print(sorted(m for m in ('mcp', 'uvicorn', 'starlette', 'httpx2', 'watchdog')"
         " if m in sys.modules))"
     )
@@ -155,7 +155,7 @@ def test_importing_bourdon_does_not_import_the_mcp_sdk_or_git_machinery() -> Non
 
 def test_bourdon_help_runs_without_importing_the_library() -> None:
     probe = (
-        "import sys; from bourdon import cli\n"
+        "import sys; from bourdon.cli import main as cli\n"
         "try:\n    cli.main(['--help'])\nexcept SystemExit:\n    pass\n"
         "print('filelock' in sys.modules, 'jsonschema' in sys.modules)"
     )

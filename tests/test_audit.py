@@ -31,12 +31,12 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from bourdon import httpgate
-from bourdon.audit import AUDIT_FILE, AuditLog
-from bourdon.library import Library
-from bourdon.server import create_server
+from bourdon.access.audit import AUDIT_FILE, AuditLog
+from bourdon.access.trust import Caller, MemberRegistry
+from bourdon.serve import httpgate
+from bourdon.serve.server import create_server
+from bourdon.store.library import Library
 from bourdon.testing.serving import free_port, stop_process, wait_for_port
-from bourdon.trust import Caller, MemberRegistry
 
 FIELDS = {"time", "caller", "tier", "transport", "op", "namespace", "decision", "status", "detail"}
 TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
@@ -171,7 +171,7 @@ WRITER = textwrap.dedent(
     import sys, time
     from pathlib import Path
     sys.path.insert(0, sys.argv[4])
-    from bourdon.audit import AuditLog
+    from bourdon.access.audit import AuditLog
 
     log = AuditLog(Path(sys.argv[1]))
     name, start = sys.argv[2], float(sys.argv[3])
@@ -236,7 +236,7 @@ KILLED = textwrap.dedent(
     import sys
     from pathlib import Path
     sys.path.insert(0, sys.argv[3])
-    from bourdon.audit import AuditLog
+    from bourdon.access.audit import AuditLog
 
     log = AuditLog(Path(sys.argv[1]))
     name = sys.argv[2]

@@ -34,12 +34,12 @@ import anyio
 import pytest
 from mcp import Client
 
-from bourdon import yamlio
-from bourdon.audit import AuditLog
-from bourdon.library import Library, Provenance
-from bourdon.server import create_server
+from bourdon.access.audit import AuditLog
+from bourdon.access.trust import MemberRegistry
+from bourdon.formats import yamlio
+from bourdon.serve.server import create_server
+from bourdon.store.library import Library, Provenance
 from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
-from bourdon.trust import MemberRegistry
 
 pytestmark = pytest.mark.anyio
 

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from bourdon import __version__
-from bourdon.cli import main
-from bourdon.library import Library, Provenance
+from bourdon.cli.main import main
+from bourdon.store.library import Library, Provenance
 from bourdon.testing import make_library
 
 COMMANDS = [

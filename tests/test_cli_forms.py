@@ -34,14 +34,14 @@ import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 
-from bourdon import yamlio
-from bourdon.cli import build_parser, main
+from bourdon.access.trust import MemberRegistry
+from bourdon.cli.main import build_parser, main
 from bourdon.errors import InputError
-from bourdon.federation import PeerList, parse_peer
-from bourdon.library import Library
+from bourdon.federation.client import PeerList, parse_peer
+from bourdon.formats import yamlio
+from bourdon.store.library import Library
 from bourdon.testing import make_library
 from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
-from bourdon.trust import MemberRegistry
 from tests.support.parsers import every_parser
 
 pytestmark = pytest.mark.anyio
@@ -195,7 +195,7 @@ def test_agents_json_reads_the_same_wherever_the_options_are(tmp_path: Path) -> 
 
 
 def test_export_with_the_library_after_the_reader(tmp_path: Path) -> None:
-    from bourdon.testing.stores.claude_code import write_store
+    from tests.support.stores.claude_code import write_store
 
     store = write_store(tmp_path / "home")
     root = tmp_path / "lib"

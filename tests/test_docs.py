@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from bourdon import errors, yamlio
-from bourdon.cli import build_parser
-from bourdon.library import TRAILERS, Library
-from bourdon.schema import load_manifest, row_limits, schema
+from bourdon import errors
+from bourdon.cli.main import build_parser
+from bourdon.formats import yamlio
+from bourdon.formats.schema import load_manifest, row_limits, schema
+from bourdon.store.library import TRAILERS, Library
 from tests.support.parsers import every_parser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -293,7 +294,7 @@ def registered(tmp_path_factory: pytest.TempPathFactory) -> Registered:
     import anyio
     from mcp import Client
 
-    from bourdon.server import create_server
+    from bourdon.serve.server import create_server
 
     base = tmp_path_factory.mktemp("server")
     Library.init(base / "lib").close()
@@ -362,7 +363,7 @@ def test_every_tool_names_each_of_its_parameters(registered: Registered) -> None
 def test_the_tool_table_gives_each_tool_its_annotations_and_policy_rule(
     registered: Registered,
 ) -> None:
-    from bourdon.policy import DENY, QUARANTINED_RULES
+    from bourdon.access.policy import DENY, QUARANTINED_RULES
 
     doc = text(MCP_TOOLS_MD)
     for tool in registered.tools:
@@ -398,7 +399,8 @@ def test_the_tools_that_take_federation_hop_are_the_federated_ones_in_federation
 
 
 def test_the_turn_start_bounds_in_the_docs_match_the_code() -> None:
-    from bourdon import context, federation
+    from bourdon.federation import client as federation
+    from bourdon.query import context
 
     for doc in (text(FEDERATION_MD), text(MCP_TOOLS_MD)):
         assert f"{context.MAX_CHARS:,} characters and {context.MAX_LINES} lines" in doc
@@ -411,7 +413,7 @@ def test_the_turn_start_bounds_in_the_docs_match_the_code() -> None:
 
 
 def policy_rules() -> list[tuple[str, str]]:
-    from bourdon.policy import QUARANTINED_RULES
+    from bourdon.access.policy import QUARANTINED_RULES
 
     return sorted(QUARANTINED_RULES.items())
 
@@ -424,7 +426,7 @@ def test_every_policy_rule_is_in_the_table_of_security_md(op: str, rule: str) ->
 
 
 def test_the_http_door_checks_are_listed_in_the_order_the_code_makes_them() -> None:
-    from bourdon import httpgate
+    from bourdon.serve import httpgate
 
     order = [
         int(s) for s in re.findall(r"^\d\. .*?-> (\d{3})", httpgate.__doc__ or "", re.M | re.S)
@@ -436,7 +438,8 @@ def test_the_http_door_checks_are_listed_in_the_order_the_code_makes_them() -> N
 
 
 def test_security_md_states_the_limits_the_code_enforces() -> None:
-    from bourdon import audit, httpgate, trust
+    from bourdon.access import audit, trust
+    from bourdon.serve import httpgate
 
     doc = text(SECURITY_MD)
     hex_chars = len(trust.new_token()) - len(trust.TOKEN_PREFIX)

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from bourdon.cli import main
-from bourdon.export import (
+from bourdon.cli.main import main
+from bourdon.ingest.pipeline import (
     COMMITTED,
     DRY_RUN,
     MISSING,
@@ -32,7 +32,6 @@ from bourdon.export import (
     load_watermark,
     watermark_path,
 )
-from bourdon.library import Library, Provenance
 from bourdon.readers import Broken
 from bourdon.readers.base import (
     Health,
@@ -43,6 +42,7 @@ from bourdon.readers.base import (
     default_health,
     store_path,
 )
+from bourdon.store.library import Library, Provenance
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -416,7 +416,7 @@ def readers(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     found: dict[str, Any] = {"fake-agent": FakeReader(), "quiet-agent": FakeReader("quiet-agent")}
     broken = [Broken("ghost", "ghost_plugin:GhostReader", "ModuleNotFoundError: ghost_plugin")]
     monkeypatch.setattr(
-        "bourdon.commands.export.available_readers", lambda only=None: (found, broken)
+        "bourdon.cli.export.available_readers", lambda only=None: (found, broken)
     )
     return found
 
@@ -689,7 +689,7 @@ def test_a_hook_with_nothing_new_loads_neither_git_nor_schema_machinery(
     library: Library, isolated_home: Path
 ) -> None:
     """The real Claude Code reader and its generated store, end to end through the hook."""
-    stores = pytest.importorskip("bourdon.testing.stores.claude_code")
+    stores = pytest.importorskip("tests.support.stores.claude_code")
     stores.write_store(isolated_home, sessions=2)
     env = {"HOME": str(isolated_home), "BOURDON_LIBRARY": str(library.root)}
     done = bourdon("hook", "export", "claude-code", env=env)
@@ -697,8 +697,8 @@ def test_a_hook_with_nothing_new_loads_neither_git_nor_schema_machinery(
     assert hook_failures(hook_failures_path(library.root)) == []
     assert "claude-code" in library.agent_ids()
     probe = (
-        "import sys; from bourdon.cli import main; main(['hook', 'export', 'claude-code']);"
-        "print(sorted(m for m in ('bourdon.library', 'bourdon.gitrepo', 'jsonschema', 'filelock')"
+        "import sys; from bourdon.cli.main import main; main(['hook', 'export', 'claude-code']);"
+        "print(sorted(m for m in ('bourdon.store.library', 'bourdon.store.gitrepo', 'jsonschema', 'filelock')"
         " if m in sys.modules))"
     )
     done = subprocess.run(

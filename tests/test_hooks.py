@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from bourdon.cli import build_parser, main
+from bourdon.cli.main import build_parser, main
 from bourdon.errors import InputError
-from bourdon.hookinstall import (
+from bourdon.ingest.hooks import (
     AGENTS,
     INSTALLED,
     NOT_INSTALLED,

@@ -22,11 +22,12 @@ from typing import Any
 
 import pytest
 
-from bourdon import cli, yamlio
+from bourdon.cli import main as cli
 from bourdon.errors import BourdonError, InputError, ManifestError, SchemaError, TooLargeError
-from bourdon.library import Library
+from bourdon.formats import yamlio
+from bourdon.formats.schema import load_manifest
 from bourdon.model import check_agent_id
-from bourdon.schema import load_manifest
+from bourdon.store.library import Library
 
 ROOT = Path(__file__).resolve().parents[1]
 WHAT = "hostile.yaml"  # the name load_manifest puts at the front of every message
@@ -1345,7 +1346,7 @@ _RUNNER = r"""
 import json, resource, sys, time
 resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))  # a bomb that expands fails fast
 from bourdon.errors import BourdonError
-from bourdon.schema import load_manifest
+from bourdon.formats.schema import load_manifest
 what, paths = sys.argv[1], sys.argv[2:]
 for path in paths:
     with open(path, "rb") as handle:

@@ -26,11 +26,11 @@ from typing import Any
 
 import pytest
 
-from bourdon import yamlio
-from bourdon.httpgate import MAX_BODY
-from bourdon.library import Library, Provenance
+from bourdon.access.trust import MemberRegistry
+from bourdon.formats import yamlio
+from bourdon.serve.httpgate import MAX_BODY
+from bourdon.store.library import Library, Provenance
 from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
-from bourdon.trust import MemberRegistry
 
 TIMEOUT = 15.0  # seconds, for any one request
 MEMBER, OTHER, REVOKED, PATHPROBE = "laptop", "other-box", "old-box", "path-probe"
@@ -369,7 +369,7 @@ def _would_bind(self, *args, **kwargs):
     sys.stderr.flush()
 uvicorn.Server.run = _would_bind
 
-from bourdon.cli import main
+from bourdon.cli.main import main
 raise SystemExit(main(sys.argv[1:]))
 """
 REFUSAL = "would expose the library beyond this machine"
@@ -451,7 +451,7 @@ def test_the_bind_decision(
 
     import uvicorn
 
-    from bourdon.cli import main
+    from bourdon.cli.main import main
 
     real_bind = socket.socket.bind
 

@@ -21,16 +21,16 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from bourdon import schema
-from bourdon.cli import main
+from bourdon.cli.main import main
 from bourdon.errors import SchemaError
-from bourdon.gitrepo import run_git
-from bourdon.index import Index
-from bourdon.library import Library
-from bourdon.manifestcache import ManifestCache, content_id
+from bourdon.formats import schema
+from bourdon.merge.threeway import merge3
 from bourdon.model import Visibility, row_visibility
-from bourdon.server import create_server
-from bourdon.syncmerge import merge3
+from bourdon.query.index import Index
+from bourdon.serve.server import create_server
+from bourdon.store.gitrepo import run_git
+from bourdon.store.library import Library
+from bourdon.store.manifestcache import ManifestCache, content_id
 
 # What the reference server wrote for two commits of alpha-agent (a row of each kind).
 REFERENCE_WRITTEN = """\
@@ -476,7 +476,7 @@ async def test_memory_status_and_answers_name_the_row_the_caller_may_see(lib: Li
 
 
 def yamlio_dump(data: dict[str, Any]) -> str:
-    from bourdon import yamlio
+    from bourdon.formats import yamlio
 
     return yamlio.dump(data).decode()
 
@@ -539,7 +539,7 @@ def test_status_looks_at_the_files_the_server_serves_not_only_at_head(
 def test_a_sync_carries_a_reference_manifest_to_another_machine_as_written(
     tmp_path: Path,
 ) -> None:
-    from bourdon.sync import add_remote, sync
+    from bourdon.replicate.sync import add_remote, sync
     from bourdon.testing.remotes import bare_repository
 
     remote = bare_repository(tmp_path / "remote.git")

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bourdon import yamlio
 from bourdon.digest import digest
 from bourdon.errors import ConflictError, InputError, LibraryError, NotFoundError, SchemaError
-from bourdon.library import Library, Provenance
+from bourdon.formats import yamlio
+from bourdon.store.library import Library, Provenance
 
 NEW = {"agent": {"type": "code-assistant"}}
 

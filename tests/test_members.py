@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-from bourdon import yamlio
-from bourdon.audit import AuditLog
-from bourdon.cli import main
-from bourdon.trust import MemberRegistry
+from bourdon.access.audit import AuditLog
+from bourdon.access.trust import MemberRegistry
+from bourdon.cli.main import main
+from bourdon.formats import yamlio
 
 TOKEN = re.compile(r"bdn_[0-9a-f]{48}")
 SOURCE_ROOT = str(Path(__file__).resolve().parents[1])
@@ -317,7 +317,7 @@ ADDER = textwrap.dedent(
     """
     import sys, time
     sys.path.insert(0, sys.argv[3])
-    from bourdon.cli import main
+    from bourdon.cli.main import main
 
     start = float(sys.argv[2])
     while time.time() < start:

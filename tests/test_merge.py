@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 
 from bourdon.digest import digest
 from bourdon.errors import SchemaError
-from bourdon.merge import merge
+from bourdon.formats.resources import schema_path
+from bourdon.formats.schema import validate
+from bourdon.merge.twoway import merge
 from bourdon.model import LIST_FIELDS, LIST_LIMITS, ROW_SECTIONS, list_limit
-from bourdon.resources import schema_path
-from bourdon.schema import validate
 
 SOURCE = {"kind": "commit", "name": "tests"}
 SECTION_DEFS = {

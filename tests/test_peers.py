@@ -33,15 +33,15 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from bourdon import yamlio
-from bourdon.audit import AuditLog, AuditRecord
-from bourdon.cli import main as cli_main
-from bourdon.federation import Peer, PeerList
-from bourdon.library import Library, Provenance
-from bourdon.server import create_server
+from bourdon.access.audit import AuditLog, AuditRecord
+from bourdon.access.trust import MemberRegistry
+from bourdon.cli.main import main as cli_main
+from bourdon.federation.client import Peer, PeerList
+from bourdon.formats import yamlio
+from bourdon.serve.server import create_server
+from bourdon.store.library import Library, Provenance
 from bourdon.testing import manifest
 from bourdon.testing.serving import free_port, stop_process
-from bourdon.trust import MemberRegistry
 
 pytestmark = pytest.mark.anyio
 

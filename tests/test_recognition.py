@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from bourdon import context, yamlio
-from bourdon.index import Index
-from bourdon.library import Library
-from bourdon.recognition import Recognizer
+from bourdon.formats import yamlio
+from bourdon.query import context
+from bourdon.query.index import Index
+from bourdon.query.recognition import Recognizer
+from bourdon.store.library import Library
 from bourdon.testing import manifest
 
 FIXTURE = Path(__file__).parent / "fixtures" / "recognition.yaml"

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from bourdon.cli import main
-from bourdon.export import export_reader, hook_failures, hook_failures_path
-from bourdon.library import Library
+from bourdon.access.redact import Redactor, find_secrets, looks_random, redact_manifest, redact_text
+from bourdon.cli.main import main
+from bourdon.ingest.pipeline import export_reader, hook_failures, hook_failures_path
 from bourdon.readers.base import (
     Health,
     ReaderContext,
@@ -27,7 +27,7 @@ from bourdon.readers.base import (
     clean_text,
     default_health,
 )
-from bourdon.redact import Redactor, find_secrets, looks_random, redact_manifest, redact_text
+from bourdon.store.library import Library
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "secrets"
 
@@ -265,14 +265,14 @@ def test_no_secret_reaches_a_manifest_a_file_or_any_git_object(
 
     # The same view through the CLI: a dry run prints row names, JSON prints the result.
     monkeypatch.setattr(
-        "bourdon.commands.export.available_readers",
+        "bourdon.cli.export.available_readers",
         lambda only=None: ({"leaky-agent": PlantingReader()}, []),
     )
     main(["--library", str(library.root), "export", "leaky-agent", "--dry-run", "--force"])
     main(["--library", str(library.root), "export", "leaky-agent", "--force", "--json"])
     # A reader failing with a secret in its message: the hook records the failure, redacted.
     monkeypatch.setattr(
-        "bourdon.commands.export.available_readers",
+        "bourdon.cli.export.available_readers",
         lambda only=None: ({"leaky-agent": PlantingReader(fail_with=planted(SECRETS[1]))}, []),
     )
     (isolated_home / ".leaky" / "store.db").write_bytes(b"the native store, grown")

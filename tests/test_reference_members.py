@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from bourdon.cli import main
+from bourdon.access.trust import Caller, MemberRegistry
+from bourdon.access.visibility import resolve
+from bourdon.cli.main import main
 from bourdon.model import Visibility
-from bourdon.server import scope_of, seen_level
-from bourdon.trust import Caller, MemberRegistry
-from bourdon.visibility import resolve
+from bourdon.serve.server import scope_of, seen_level
 
 LAPTOP = "bdn_" + "1a" * 24
 GUEST = "bdn_" + "2b" * 24

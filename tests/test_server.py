@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from bourdon.index import Index
-from bourdon.library import Library, Provenance
-from bourdon.server import create_server
+from bourdon.query.index import Index
+from bourdon.serve.server import create_server
+from bourdon.store.library import Library, Provenance
 from bourdon.testing import make_library, manifest
 from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
 
@@ -532,7 +532,7 @@ async def test_walking_next_cursor_returns_every_visible_session_once(tmp_path: 
 
 
 def _dump(data: dict[str, Any]) -> bytes:
-    from bourdon import yamlio
+    from bourdon.formats import yamlio
 
     return yamlio.dump(data)
 
@@ -557,7 +557,7 @@ async def test_the_server_answers_over_stdio(sample_root: Path, tmp_path: Path) 
 @pytest.fixture
 def http_server(sample_root: Path, tmp_path: Path) -> Iterator[tuple[str, str]]:
     """A real `bourdon serve --transport http` on 127.0.0.1, and a trusted member's token."""
-    from bourdon.trust import MemberRegistry
+    from bourdon.access.trust import MemberRegistry
 
     token = MemberRegistry(tmp_path / ".bourdon").add("laptop", "trusted")
     port = free_port()

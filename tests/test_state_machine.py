@@ -51,15 +51,16 @@ from hypothesis.stateful import (
 from mcp import Client
 from mcp.types import TextResourceContents
 
-from bourdon import httpgate, reads
-from bourdon import library as library_module
+from bourdon.access.trust import Caller, MemberRegistry
 from bourdon.digest import digest
 from bourdon.errors import NotFoundError
-from bourdon.index import Index
-from bourdon.library import Library, Provenance
 from bourdon.model import Visibility, fold
-from bourdon.server import create_server
-from bourdon.trust import Caller, MemberRegistry
+from bourdon.query import reads
+from bourdon.query.index import Index
+from bourdon.serve import httpgate
+from bourdon.serve.server import create_server
+from bourdon.store import library as library_module
+from bourdon.store.library import Library, Provenance
 
 AGENTS = ("alpha", "beta", "bot1", "bot2")
 TYPES = ("code-assistant", "note-capture", "other")

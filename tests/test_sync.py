@@ -17,20 +17,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bourdon import schema
-from bourdon.cli import main
+from bourdon.access.visibility import filter_manifest
+from bourdon.cli.main import main
 from bourdon.digest import digest
 from bourdon.errors import GitError, InputError, NotFoundError
-from bourdon.gitrepo import run_git
-from bourdon.library import Library, Provenance
+from bourdon.formats import schema
+from bourdon.merge.threeway import merge3
 from bourdon.model import Visibility
-from bourdon.sync import SyncReport, add_remote, remove_remote, sync
-from bourdon.syncmerge import merge3
-from bourdon.syncstate import remote_states
+from bourdon.replicate.state import remote_states
+from bourdon.replicate.sync import SyncReport, add_remote, remove_remote, sync
+from bourdon.store.gitrepo import run_git
+from bourdon.store.library import Library, Provenance
 from bourdon.testing import manifest
 from bourdon.testing.remotes import bare_repository, every_object, git_daemon, reject_pushes
 from bourdon.testing.serving import free_port
-from bourdon.visibility import filter_manifest
 
 ORIGIN = "origin"
 
@@ -523,7 +523,7 @@ def test_digest_of_what_the_remote_holds_matches_what_was_published(
     )
     run_sync(a)
     published = run_git(remote, "show", "bourdon/published:agents/claude-code.l5.yaml")
-    from bourdon import schema
+    from bourdon.formats import schema
 
     expected = filter_manifest(a.read("claude-code").data, Visibility.TEAM)
     assert digest(schema.load_manifest(published).data) == digest(expected)

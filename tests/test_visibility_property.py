@@ -41,9 +41,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
-from bourdon.library import Library, Provenance
 from bourdon.model import Visibility, row_visibility
-from bourdon.server import create_server
+from bourdon.serve.server import create_server
+from bourdon.store.library import Library, Provenance
 from bourdon.testing import manifest
 
 PUBLIC, TEAM, PRIVATE = Visibility.PUBLIC, Visibility.TEAM, Visibility.PRIVATE

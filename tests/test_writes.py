@@ -24,9 +24,9 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from bourdon.digest import digest
-from bourdon.gitrepo import git_env
-from bourdon.library import Library
-from bourdon.server import create_server
+from bourdon.serve.server import create_server
+from bourdon.store.gitrepo import git_env
+from bourdon.store.library import Library
 from bourdon.testing.serving import child_env
 
 pytestmark = pytest.mark.anyio

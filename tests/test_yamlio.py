@@ -19,12 +19,12 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from bourdon import yamlio
 from bourdon.digest import digest
 from bourdon.errors import BourdonError, SchemaError
-from bourdon.merge import merge
+from bourdon.formats import yamlio
+from bourdon.formats.schema import validate
+from bourdon.merge.twoway import merge
 from bourdon.model import AGENT_TYPES
-from bourdon.schema import validate
 
 # Shrinking a failure of these large strategies takes minutes, so by default a failure is
 # reported as first found; BOURDON_HYPOTHESIS_SHRINK=1 shrinks it to a minimal example.

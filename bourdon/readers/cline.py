@@ -54,7 +54,6 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from bourdon.readers.assembly import Draft, NoteDraft, assemble, is_windows_path, safe_text, unique
 from bourdon.readers.base import (
     Health,
     ReaderContext,
@@ -67,7 +66,15 @@ from bourdon.readers.base import (
     parse_time,
     project_name,
 )
-from bourdon.readers.files import (
+from bourdon.readers.common.assembly import (
+    Draft,
+    NoteDraft,
+    assemble,
+    is_windows_path,
+    safe_text,
+    unique,
+)
+from bourdon.readers.common.files import (
     children,
     described,
     editor_user_dirs,

@@ -56,7 +56,6 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from bourdon.readers.assembly import Draft, NoteDraft, assemble, is_windows_path, safe_text, unique
 from bourdon.readers.base import (
     Health,
     ReaderContext,
@@ -70,7 +69,15 @@ from bourdon.readers.base import (
     parse_time,
     project_name,
 )
-from bourdon.readers.files import (
+from bourdon.readers.common.assembly import (
+    Draft,
+    NoteDraft,
+    assemble,
+    is_windows_path,
+    safe_text,
+    unique,
+)
+from bourdon.readers.common.files import (
     children,
     editor_user_dirs,
     memory_notes,
@@ -78,7 +85,7 @@ from bourdon.readers.files import (
     path_argument,
     uri_path,
 )
-from bourdon.readers.sqlite import _tables, json_value, read_sqlite
+from bourdon.readers.common.sqlite import _tables, json_value, read_sqlite
 
 NAME: Final = "copilot"
 PRODUCTS: Final = ("Code", "Code - Insiders", "VSCodium")

@@ -48,7 +48,6 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from bourdon.readers.assembly import Draft, NoteDraft, assemble, is_windows_path, safe_text, unique
 from bourdon.readers.base import (
     Health,
     ReaderContext,
@@ -62,14 +61,22 @@ from bourdon.readers.base import (
     project_name,
     store_path,
 )
-from bourdon.readers.files import (
+from bourdon.readers.common.assembly import (
+    Draft,
+    NoteDraft,
+    assemble,
+    is_windows_path,
+    safe_text,
+    unique,
+)
+from bourdon.readers.common.files import (
     children,
     memory_notes,
     patch_files,
     path_argument,
     read_memory_file,
 )
-from bourdon.readers.sqlite import _tables, read_sqlite
+from bourdon.readers.common.sqlite import _tables, read_sqlite
 
 NAME: Final = "copilot-cli"
 EDIT_TOOLS: Final = frozenset(

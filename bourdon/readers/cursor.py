@@ -55,7 +55,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from bourdon.readers.assembly import Draft, NoteDraft, assemble, is_windows_path
 from bourdon.readers.base import (
     MAX_JSON_FILE,
     Health,
@@ -68,7 +67,8 @@ from bourdon.readers.base import (
     parse_time,
     store_path,
 )
-from bourdon.readers.files import (
+from bourdon.readers.common.assembly import Draft, NoteDraft, assemble, is_windows_path
+from bourdon.readers.common.files import (
     children,
     described,
     editor_user_dirs,
@@ -76,7 +76,7 @@ from bourdon.readers.files import (
     path_argument,
     uri_path,
 )
-from bourdon.readers.sqlite import _tables, json_value, read_sqlite
+from bourdon.readers.common.sqlite import _tables, json_value, read_sqlite
 
 NAME: Final = "cursor"
 PRODUCT: Final = "Cursor"

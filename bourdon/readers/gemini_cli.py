@@ -51,7 +51,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from bourdon.readers.assembly import Draft, NoteDraft, assemble, is_windows_path, safe_text, unique
 from bourdon.readers.base import (
     Health,
     ReaderContext,
@@ -67,7 +66,15 @@ from bourdon.readers.base import (
     project_name,
     store_path,
 )
-from bourdon.readers.files import (
+from bourdon.readers.common.assembly import (
+    Draft,
+    NoteDraft,
+    assemble,
+    is_windows_path,
+    safe_text,
+    unique,
+)
+from bourdon.readers.common.files import (
     bullets,
     children,
     memory_notes,

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bourdon.library import Library, Provenance
+from bourdon.formats.resources import sample_library_path
 from bourdon.model import SUFFIX
-from bourdon.resources import sample_library_path
+from bourdon.store.library import Library, Provenance
 
 
 def make_library(root: Path, *, sample: bool = True) -> Library:
@@ -82,7 +82,7 @@ def make_large_library(
     root: Path, agents: int = 20, entities: int = 1000, sessions: int = 500, seed: int = 0
 ) -> Library:
     """A library of ``agents`` generated agents (the benchmark library of the issues)."""
-    from bourdon import yamlio
+    from bourdon.formats import yamlio
 
     library = Library.init(root)
     for n in range(agents):

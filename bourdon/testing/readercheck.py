@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bourdon import yamlio
+from bourdon.formats import yamlio
 from bourdon.readers.base import ReaderContext, ReadResult
 
 PARIS = ZoneInfo("Europe/Paris")  # not UTC, so a date taken in the wrong zone shows

@@ -23,8 +23,8 @@ import pytest
 import yaml
 from mcp import Client
 
-from bourdon.library import Library
-from bourdon.server import create_server
+from bourdon.serve.server import create_server
+from bourdon.store.library import Library
 from tests.interop.harness import Reference, call, http_client, serve_ours
 
 pytestmark = pytest.mark.anyio

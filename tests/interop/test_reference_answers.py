@@ -25,10 +25,10 @@ import pytest
 import yaml
 from mcp import Client
 
-from bourdon.library import Library
-from bourdon.server import create_server
+from bourdon.access.trust import MemberRegistry
+from bourdon.serve.server import create_server
+from bourdon.store.library import Library
 from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
-from bourdon.trust import MemberRegistry
 from tests.interop.harness import Reference, answer_of, call, http_client
 
 pytestmark = pytest.mark.anyio

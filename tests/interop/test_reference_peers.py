@@ -27,9 +27,9 @@ import anyio
 import pytest
 from mcp import Client
 
-from bourdon import yamlio
-from bourdon.federation import MAX_ANSWER_BYTES, Federation, Peer, answer_payload
-from bourdon.library import Library, Provenance
+from bourdon.federation.client import MAX_ANSWER_BYTES, Federation, Peer, answer_payload
+from bourdon.formats import yamlio
+from bourdon.store.library import Library, Provenance
 from bourdon.testing import manifest
 from bourdon.testing.serving import child_env
 from tests.interop.harness import Reference, call, http_client, serve_ours

@@ -15,13 +15,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bourdon import schema
-from bourdon.library import Library
+from bourdon.formats import schema
 from bourdon.readers import load_readers
 from bourdon.readers.base import MAX_LINE, ReaderContext, ReadResult
 from bourdon.readers.claude_code import ClaudeCodeReader, is_private_path
+from bourdon.store.library import Library
 from bourdon.testing.readercheck import PARIS, check_golden, golden_text, snapshot
-from bourdon.testing.stores.claude_code import write_store
+from tests.support.stores.claude_code import write_store
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "claude-code.yaml"
 READER = ClaudeCodeReader()

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from bourdon import yamlio
-from bourdon.library import Library
+from bourdon.formats import yamlio
 from bourdon.readers import base, load_readers
 from bourdon.readers.base import Reader, ReadResult, ReadStats
 from bourdon.readers.cline import ClineReader, task_draft
+from bourdon.store.library import Library
 from bourdon.testing.readercheck import check_golden, golden_text, reader_context, snapshot
-from bourdon.testing.stores import cline as store
+from tests.support.stores import cline as store
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "cline.yaml"
 

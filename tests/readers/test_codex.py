@@ -16,13 +16,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bourdon import schema
-from bourdon.library import Library
+from bourdon.formats import schema
 from bourdon.readers import load_readers
 from bourdon.readers.base import ReaderContext, ReadResult
 from bourdon.readers.codex import CodexReader, open_sqlite
+from bourdon.store.library import Library
 from bourdon.testing.readercheck import PARIS, check_golden, golden_text, snapshot
-from bourdon.testing.stores.codex import SECRET, write_store
+from tests.support.stores.codex import SECRET, write_store
 
 NEW_YORK = ZoneInfo("America/New_York")
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "codex.yaml"

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from bourdon import yamlio
-from bourdon.library import Library
+from bourdon.formats import yamlio
 from bourdon.readers import load_readers
 from bourdon.readers.base import Reader, ReadResult, ReadStats
 from bourdon.readers.copilot import CopilotReader, replay, session_draft
+from bourdon.store.library import Library
 from bourdon.testing.readercheck import (
     check_golden,
     golden_text,
@@ -21,7 +21,7 @@ from bourdon.testing.readercheck import (
     sessions_by,
     snapshot,
 )
-from bourdon.testing.stores import copilot as store
+from tests.support.stores import copilot as store
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "copilot.yaml"
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from bourdon import yamlio
-from bourdon.library import Library
+from bourdon.formats import yamlio
 from bourdon.readers import load_readers
 from bourdon.readers.base import Reader, ReadResult
 from bourdon.readers.copilot_cli import CopilotCliReader, edit_paths, parse_flat_yaml
+from bourdon.store.library import Library
 from bourdon.testing.readercheck import (
     check_golden,
     golden_text,
@@ -22,7 +22,7 @@ from bourdon.testing.readercheck import (
     sessions_by,
     snapshot,
 )
-from bourdon.testing.stores import copilot_cli as store
+from tests.support.stores import copilot_cli as store
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "copilot-cli.yaml"
 

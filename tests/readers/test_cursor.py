@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from bourdon import yamlio
-from bourdon.library import Library
+from bourdon.formats import yamlio
 from bourdon.readers import load_readers
 from bourdon.readers.base import Reader, ReadResult, ReadStats
 from bourdon.readers.cursor import CursorReader, uri_path
+from bourdon.store.library import Library
 from bourdon.testing.readercheck import (
     check_golden,
     golden_text,
@@ -25,7 +25,7 @@ from bourdon.testing.readercheck import (
     sessions_by,
     snapshot,
 )
-from bourdon.testing.stores import cursor as store
+from tests.support.stores import cursor as store
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "cursor.yaml"
 
@@ -336,7 +336,7 @@ def test_assembly_keeps_within_the_schema_limits() -> None:
     """The assembly block (identical everywhere, see above) trims every list to its limit."""
     from datetime import UTC, datetime, timedelta
 
-    from bourdon import schema
+    from bourdon.formats import schema
     from bourdon.readers import cursor as mod
 
     start = datetime(2026, 1, 1, tzinfo=UTC)

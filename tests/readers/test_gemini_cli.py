@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from bourdon import yamlio
-from bourdon.library import Library
+from bourdon.formats import yamlio
 from bourdon.readers import load_readers
 from bourdon.readers.base import Reader, ReadResult, ReadStats
 from bourdon.readers.gemini_cli import GeminiCliReader, replay
+from bourdon.store.library import Library
 from bourdon.testing.readercheck import (
     check_golden,
     golden_text,
@@ -19,7 +19,7 @@ from bourdon.testing.readercheck import (
     sessions_by,
     snapshot,
 )
-from bourdon.testing.stores import gemini_cli as store
+from tests.support.stores import gemini_cli as store
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "gemini-cli.yaml"
 

@@ -1,0 +1,3 @@
+"""Access: visibility levels, who may do what (policy), members and their tokens, the audit log,
+and secret redaction.
+"""

@@ -1,0 +1,2 @@
+"""The bourdon command: the entry point (main), shared helpers, and one module per command group.
+"""

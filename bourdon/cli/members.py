@@ -1,0 +1,206 @@
+"""``bourdon member ...`` and ``bourdon audit``: who may use the server, and what they did."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from bourdon.cli import output
+from bourdon.cli.shared import home_path as home
+
+
+def register(sub: Any) -> None:
+    from bourdon.cli.shared import add_json
+
+    p = sub.add_parser("member", help="enrol, list, rotate and revoke the members of the server")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    verbs.required = True
+
+    v = verbs.add_parser("add", help="enrol a member and print its token (shown once)")
+    v.add_argument("id", metavar="ID")
+    v.add_argument(
+        "--tier",
+        choices=("quarantined", "trusted"),
+        default="quarantined",
+        help="trusted members write live; quarantined ones (default) are staged",
+    )
+    v.add_argument(
+        "--grant",
+        action="append",
+        default=[],
+        metavar="NS",
+        help="a namespace (agent id) it may read; repeatable",
+    )
+    v.add_argument(
+        "--peer",
+        action="store_true",
+        help="another machine's bourdon server: its calls are answered locally only",
+    )
+    add_json(v)
+    v.set_defaults(func=cmd_add)
+
+    v = verbs.add_parser("list", help="members, their tier, grants and state (no tokens)")
+    add_json(v)
+    v.set_defaults(func=cmd_list)
+
+    for name, func, text in (
+        ("rotate", cmd_rotate, "give a member a new token; the old one stops working"),
+        ("revoke", cmd_revoke, "stop a member's token working, on the next request"),
+    ):
+        v = verbs.add_parser(name, help=text)
+        v.add_argument("id", metavar="ID")
+        add_json(v)
+        v.set_defaults(func=func)
+
+    for name, func, text in (
+        ("grant", cmd_grant, "let a member read a namespace"),
+        ("ungrant", cmd_ungrant, "take a namespace back"),
+    ):
+        v = verbs.add_parser(name, help=text)
+        v.add_argument("id", metavar="ID")
+        v.add_argument("namespace", metavar="NS")
+        add_json(v)
+        v.set_defaults(func=func)
+
+    v = verbs.add_parser(
+        "import",
+        help="convert the reference Bourdon's federation.yaml to bourdon's shape (tokens kept)",
+    )
+    add_json(v)
+    v.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("audit", help="who called what, allowed or denied, newest last")
+    p.add_argument("--agent", metavar="NS", help="only calls about this namespace")
+    p.add_argument("--denials", action="store_true", help="only denied calls")
+    p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N (default 50)")
+    add_json(p)
+    p.set_defaults(func=cmd_audit)
+
+
+def registry() -> Any:
+    from bourdon.access.trust import MemberRegistry
+
+    return MemberRegistry(home())
+
+
+def show_token(args: argparse.Namespace, member_id: str, token: str, verb: str) -> None:
+    if args.json:
+        output.print_json(
+            {"id": member_id, "token": token, "note": "shown once; only its SHA-256 is kept"}
+        )
+        return
+    print(f"{verb} {member_id}. Its token, shown this once (only its SHA-256 is kept):\n")
+    print(f"  {token}\n")
+    print("The member sends it as 'Authorization: Bearer <token>' to the HTTP server.")
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    token = registry().add(args.id, args.tier, args.grant, peer=args.peer)
+    show_token(args, args.id, token, f"Enrolled {args.tier} member")
+    return 0
+
+
+def cmd_rotate(args: argparse.Namespace) -> int:
+    token = registry().rotate(args.id)
+    show_token(args, args.id, token, "New token for")
+    return 0
+
+
+def cmd_revoke(args: argparse.Namespace) -> int:
+    member = registry().revoke(args.id)
+    if args.json:
+        output.print_json(member.public())
+    else:
+        print(f"Revoked {member.id}: its token is refused from the next request on.")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    members = registry()
+    backup = members.convert()
+    found = members.members()
+    if args.json:
+        output.print_json(
+            {
+                "registry": str(members.path),
+                "converted": backup is not None,
+                "backup": str(backup) if backup else None,
+                "members": [m.public() for m in found],
+            }
+        )
+    elif backup is None:
+        print(f"{members.path} is already in bourdon's shape ({len(found)} members); nothing to do")
+    else:
+        print(
+            f"Converted {members.path} to bourdon's shape: {len(found)} "
+            f"member{'' if len(found) == 1 else 's'}, same tokens"
+        )
+        print(f"  the reference's file is kept as {backup}")
+        for m in found:
+            ceiling = f", reads at most {m.max_access}" if m.max_access else ""
+            state = "revoked" if m.revoked else "active"
+            print(f"  {m.id}: {m.tier}, {state}{ceiling}")
+    return 0
+
+
+def cmd_grant(args: argparse.Namespace) -> int:
+    return _show_member(args, registry().grant(args.id, args.namespace))
+
+
+def cmd_ungrant(args: argparse.Namespace) -> int:
+    return _show_member(args, registry().ungrant(args.id, args.namespace))
+
+
+def _show_member(args: argparse.Namespace, member: Any) -> int:
+    if args.json:
+        output.print_json(member.public())
+    else:
+        print(
+            f"{member.id} ({member.tier}) may read: {', '.join(member.grants) or 'nothing else'}"
+            f" and its own namespace"
+        )
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    members = registry().members()
+    if args.json:
+        output.print_json({"members": [m.public() for m in members]})
+        return 0
+    if not members:
+        print("No members yet: bourdon member add NAME [--tier trusted] [--grant AGENT]")
+        return 0
+    output.table(
+        ["ID", "TIER", "GRANTS", "TOKEN", "STATE", "SINCE"],
+        [
+            [
+                m.id,
+                m.tier,
+                ", ".join(m.grants) or "-",
+                m.token_id + "...",
+                "revoked" if m.revoked else "active",
+                m.rotated or m.created,
+            ]
+            for m in members
+        ],
+    )
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from bourdon.access.audit import AuditLog
+
+    records = AuditLog(home()).query(
+        agent=args.agent, denials=args.denials, limit=max(1, args.limit)
+    )
+    if args.json:
+        output.print_json({"records": [r.to_dict() for r in records]})
+        return 0
+    if not records:
+        print("The audit log is empty.")
+        return 0
+    output.table(
+        ["TIME", "CALLER", "OP", "NAMESPACE", "DECISION", "STATUS", "DETAIL"],
+        [[r.time, r.caller, r.op, r.namespace, r.decision, r.status, r.detail] for r in records],
+    )
+    return 0

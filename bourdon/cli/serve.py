@@ -1,0 +1,272 @@
+"""``bourdon serve``: the MCP server over stdio (default) or streamable HTTP."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bourdon.cli.shared import library_path
+from bourdon.errors import InputError
+
+if TYPE_CHECKING:
+    from bourdon.federation.client import Peer
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("serve", help="run the MCP server (stdio, or streamable HTTP)")
+    p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=7500, help="HTTP port (default 7500)")
+    p.add_argument("--quiet", action="store_true", help="do not print the 'serving' line")
+    p.add_argument(
+        "--peer",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="also ask this peer server (repeatable; adds to $BOURDON_HOME/peers.yaml): a URL, "
+        "named after its host and port, or NAME=URL; its token is read from "
+        "$BOURDON_PEER_TOKEN_<NAME>, else $BOURDON_PEER_TOKEN",
+    )
+    p.add_argument(
+        "--peers-config",
+        metavar="PATH",
+        help="read the peers from PATH instead of $BOURDON_HOME/peers.yaml",
+    )
+    p.add_argument(
+        "--federate",
+        action="store_true",
+        help="accepted for the reference's configs: $BOURDON_HOME/peers.yaml is read anyway",
+    )
+    p.add_argument(
+        "--no-peers",
+        action="store_true",
+        help="ask no peer at all, not even those of peers.yaml",
+    )
+    p.add_argument(
+        "--allow-unauthenticated",
+        action="store_true",
+        help="HTTP on loopback only: requests without a token read public rows and write "
+        "nothing (a wrong token is still refused)",
+    )
+    p.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="also answer to this Host name (repeatable; and $BOURDON_ALLOWED_HOSTS, "
+        "comma-separated), e.g. behind a proxy",
+    )
+    p.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="also accept this browser Origin (repeatable; and $BOURDON_ALLOWED_ORIGINS)",
+    )
+    p.add_argument(
+        "--peer-deadline",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="how long federated tools wait for peers (default 5)",
+    )
+    p.add_argument(
+        "--recognition-deadline",
+        type=float,
+        default=0.2,
+        metavar="S",
+        help="how long turn-start recognition waits for peers (default 0.2)",
+    )
+    p.add_argument(
+        "--no-watch",
+        action="store_true",
+        help="do not watch agents/ for edits (commits are still seen on each call)",
+    )
+    p.set_defaults(func=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import anyio
+
+    from bourdon.access.trust import MemberRegistry
+    from bourdon.cli.shared import home_path as home
+    from bourdon.serve.server import create_server
+    from bourdon.store.library import Library
+
+    if not 0 < args.port < 65536:
+        raise InputError(f"--port must be from 1 to 65535, got {args.port}")
+    http = args.transport == "http"
+    if http and args.allow_unauthenticated and not is_loopback(args.host):
+        raise InputError(
+            f"--allow-unauthenticated serves on loopback only, not on --host {args.host}: "
+            "enrol members (bourdon member add NAME) to serve beyond this machine"
+        )
+    registry = MemberRegistry(home())
+    if http and not is_loopback(args.host) and registry.active_count() == 0:
+        raise InputError(
+            f"--host {args.host} would expose the library beyond this machine, and no member "
+            "can authenticate yet; enrol one first (bourdon member add NAME), or serve on "
+            "127.0.0.1, the default"
+        )
+    peers, peers_file = chosen_peers(args)
+    root = library_path(args).absolute()
+    Library.open(root).close()
+    # Logs go to stderr: under stdio, stdout carries the protocol and nothing else.
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="bourdon: %(levelname)s %(message)s"
+    )
+    deadlines = (max(0.01, args.recognition_deadline), max(0.01, args.peer_deadline))
+    server = create_server(
+        root,
+        watch=not args.no_watch,
+        home=home(),
+        peers=peers,
+        peers_file=peers_file,
+        deadlines=deadlines,
+    )
+    # The index is long-lived: move it out of the collector's way, so full collections (which
+    # would otherwise rescan every row) do not pause answers for a hundred milliseconds.
+    import gc
+
+    gc.freeze()
+    state = server_state(server)
+    skipped = f", {state[1]} skipped (see warnings)" if state[1] else ""
+    say = (lambda text: None) if args.quiet else announce
+    if not http:
+        say(
+            f"serving {root} ({state[0]} agents{skipped}) over stdio; "
+            f"MCP client config: {json.dumps(client_config(root))}"
+        )
+        anyio.run(server.run_stdio_async)
+        return 0
+    door = Door(
+        args.host,
+        args.port,
+        args.allow_unauthenticated,
+        tuple(listed(args.allowed_host, "BOURDON_ALLOWED_HOSTS")),
+        tuple(listed(args.allowed_origin, "BOURDON_ALLOWED_ORIGINS")),
+    )
+    serve_http(server, door, registry, say, f"serving {root} ({state[0]} agents{skipped})")
+    return 0
+
+
+def client_config(root: Path) -> dict[str, Any]:
+    """What an MCP client's configuration needs to start this server: the reference's form."""
+    return {"command": "bourdon", "args": ["serve", "--library", str(root)]}
+
+
+def chosen_peers(args: argparse.Namespace) -> tuple[list[Peer], bool]:
+    """The ``--peer`` peers and those of ``--peers-config``, and whether ``peers.yaml`` is
+    read too (not with ``--peers-config`` or ``--no-peers``)."""
+    from bourdon.federation.client import parse_peer
+
+    if args.no_peers:
+        if args.peer or args.peers_config or args.federate:
+            raise InputError(
+                "--no-peers cannot be combined with --peer, --peers-config or --federate"
+            )
+        return [], False
+    peers = [parse_peer(text) for text in args.peer]
+    if args.peers_config is None:
+        return peers, True
+    return [*peers_in(Path(args.peers_config).expanduser()), *peers], False
+
+
+def peers_in(path: Path) -> list[Peer]:
+    """The peers a ``peers.yaml``-shaped file lists; a missing or unreadable one stops start-up
+    (as in the reference: a chosen file that cannot be used is a mistake, not "no peers")."""
+    from bourdon.errors import BourdonError
+    from bourdon.federation.client import PeerList
+
+    if not path.is_file():
+        raise InputError(f"--peers-config {path}: no such file")
+    try:
+        return PeerList(path.parent, path).peers()
+    except BourdonError as exc:
+        raise InputError(f"--peers-config {path}: {exc.message}") from None
+
+
+def listed(given: list[str], variable: str) -> list[str]:
+    """A repeatable option's values and those of its comma-separated variable, in order,
+    without duplicates (the union, as the reference takes them)."""
+    values = [*given, *(part.strip() for part in os.environ.get(variable, "").split(","))]
+    return list(dict.fromkeys(value for value in values if value))
+
+
+@dataclass(frozen=True)
+class Door:
+    """How the HTTP server is reached, and by whom."""
+
+    host: str
+    port: int
+    allow_unauthenticated: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+
+
+def serve_http(
+    server: Any, door: Door, registry: Any, say: Callable[[str], None], serving: str
+) -> None:
+    import uvicorn
+
+    from bourdon.serve.httpgate import MAX_BODY, HttpGate
+
+    guard = server.bourdon_guard
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        json_response=True,
+        stateless_http=True,
+        host=door.host,
+        max_request_body_size=MAX_BODY,
+    )
+    gate = HttpGate(
+        app,
+        registry=registry,
+        audit=guard.audit,
+        host=door.host,
+        port=door.port,
+        allow_unauthenticated=door.allow_unauthenticated,
+        extra_hosts=door.allowed_hosts,
+        extra_origins=door.allowed_origins,
+    )
+    members = registry.active_count()
+    if door.allow_unauthenticated:
+        access = "requests without a token read public rows only"
+    else:
+        hint = "" if members else "; no member yet: bourdon member add NAME gives a token"
+        access = f"tokens required{hint}"
+    say(f"{serving} at http://{door.host}:{door.port}/mcp, {members} active member(s), {access}")
+    config = uvicorn.Config(
+        gate, host=door.host, port=door.port, log_level="warning", lifespan="on"
+    )
+    uvicorn.Server(config).run()
+
+
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def server_state(server: Any) -> tuple[int, int]:
+    index = getattr(server, "bourdon_index", None)
+    if index is None:
+        return (0, 0)
+    return (len(index.agents), len(index.problems))
+
+
+def announce(text: str) -> None:
+    sys.stderr.write(f"bourdon: {text}\n")
+    sys.stderr.flush()

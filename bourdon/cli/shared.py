@@ -1,0 +1,140 @@
+"""What every command group shares: the library and home it works on, input files, diffs, and
+the parser class that takes the global options (``--library``, ``--json``) after a command too,
+as the reference Bourdon CLI takes them (``bourdon serve --library PATH``).
+
+Configuration is read here and by the server factory, nowhere else: ``--library``, else
+``$BOURDON_LIBRARY``, else ``~/agent-library``; ``$BOURDON_HOME``, else ``~/.bourdon``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bourdon.cli import output
+from bourdon.errors import InputError
+
+DEFAULT_LIBRARY = "~/agent-library"
+
+Handler = Callable[[argparse.Namespace], int]
+
+JSON_HELP = "print JSON for scripts"
+
+
+def add_global_options(parser: argparse.ArgumentParser, *, after_command: bool) -> None:
+    """``--library`` and ``--json``, on the top parser or (``after_command``) a command's.
+
+    After the command they default to ``SUPPRESS``: a value given before the command is then
+    not overwritten by the command parser's default, and one given after it wins.
+    """
+    title = "global options (also accepted before the command)" if after_command else None
+    group = parser.add_argument_group(title) if title else parser
+    unset = argparse.SUPPRESS if after_command else None
+    group.add_argument(
+        "--library",
+        metavar="PATH",
+        default=unset,
+        help="the library folder (default: $BOURDON_LIBRARY, else ~/agent-library)",
+    )
+    group.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS if after_command else False,
+        help=JSON_HELP,
+    )
+
+
+class CommandParser(argparse.ArgumentParser):
+    """The parser of one command or verb: it takes the global options too.
+
+    A command that prints no JSON (``serve``, ``demo``, the ``hook`` verbs) never calls
+    ``add_json``; its help says ``--json`` is refused, and ``cli.main`` refuses it (exit 2).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.prints_json = False
+        self.has_verbs = False
+        add_global_options(self, after_command=True)
+        self.set_defaults(command_prog=self.prog)
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        self.has_verbs = True
+        return super().add_subparsers(**kwargs)
+
+    def format_help(self) -> str:
+        for action in self._actions:
+            if "--json" in action.option_strings and not (self.prints_json or self.has_verbs):
+                action.help = f"refused: '{self.prog}' prints no JSON"
+        return super().format_help()
+
+
+def add_json(parser: argparse.ArgumentParser) -> None:
+    """Mark a command as printing JSON with ``--json`` (the option itself is global)."""
+    if isinstance(parser, CommandParser):
+        parser.prints_json = True
+    parser.set_defaults(prints_json=True)
+
+
+def refused_json(args: argparse.Namespace) -> str | None:
+    """Why ``--json`` cannot be honoured for the parsed command, or ``None`` if it can."""
+    if getattr(args, "json", False) and not getattr(args, "prints_json", False):
+        return f"'{args.command_prog}' prints no JSON; drop --json"
+    return None
+
+
+def library_path(args: argparse.Namespace) -> Path:
+    chosen = args.library or os.environ.get("BOURDON_LIBRARY") or DEFAULT_LIBRARY
+    return Path(chosen).expanduser()
+
+
+def home_path() -> Path:
+    """``$BOURDON_HOME``, else ``~/.bourdon``: members, peers and the audit log."""
+    from bourdon.serve.config import bourdon_home
+
+    return bourdon_home()
+
+
+def open_library(args: argparse.Namespace) -> Any:
+    """The library of ``--library``; tells the user on stderr what crash recovery did."""
+    from bourdon.serve.config import machine_name
+    from bourdon.store.library import Library
+
+    library = Library.open(library_path(args), machine=machine_name())
+    report_recovery(library)
+    return library
+
+
+def report_recovery(library: Any) -> None:
+    for action in library.recovered:
+        output.error(f"recovered from an interrupted write: {action}")
+    library.recovered.clear()
+
+
+def read_input(name: str) -> bytes:
+    """The bytes of a file argument; ``-`` is standard input."""
+    if name == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(name).expanduser().read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"no such file: {name}") from None
+    except IsADirectoryError:
+        raise InputError(f"{name} is a folder; pass a YAML file") from None
+    except PermissionError:
+        raise InputError(f"cannot read {name}: permission denied") from None
+
+
+def unified_diff(old: bytes, new: bytes, old_name: str, new_name: str) -> str:
+    lines = difflib.unified_diff(
+        old.decode("utf-8").splitlines(keepends=True),
+        new.decode("utf-8").splitlines(keepends=True),
+        fromfile=old_name,
+        tofile=new_name,
+    )
+    return "".join(lines)

@@ -1,0 +1,3 @@
+"""Federation: peer configuration, the bounded fan-out client with its breaker, and merging peer
+answers.
+"""

@@ -1,0 +1,3 @@
+"""Formats: strict YAML, the manifest schema, and the files shipped with bourdon. Pure values, no
+I/O beyond reading.
+"""

@@ -1,0 +1,485 @@
+"""Install, remove and inspect bourdon's hooks in each agent's own settings file.
+
+The hook files themselves live in the repository's ``hooks/`` folder (ready to copy by hand,
+zero logic: they only call ``bourdon hook ...``). This module merges them into the agent's
+settings file and takes them out again:
+
+- **idempotent**: installing twice gives the same file as installing once;
+- **kind to the user's file**: other hooks and unknown keys are kept, as is the file's
+  indentation; a file that is not plain JSON (comments, trailing commas, duplicate keys) is
+  refused with a clear error and left untouched;
+- **reversible**: each install that changes something first copies the file to
+  ``<file>.bourdon-backup-<timestamp>``; uninstall removes exactly bourdon's entries, and the
+  containers (``hooks``, an event list, Cursor's ``version``) that install created, so the file
+  is semantically what it was before. A file that install created is removed. What install
+  created is remembered in ``<state_dir>/hooks-installed.json`` (``$BOURDON_HOME``).
+
+The caller passes the home folder and the state folder (no environment is read here).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import difflib
+import json
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from bourdon.errors import InputError, NotFoundError
+
+STATE_FILE: Final = "hooks-installed.json"
+BACKUP: Final = ".bourdon-backup-"
+OURS: Final = "bourdon hook "  # every command bourdon's hook files run starts with this
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where one agent keeps its hooks, and which of bourdon's hook files goes there."""
+
+    agent: str
+    fragment: str  # under hooks/
+    settings: str  # under the home folder
+    flat: bool  # Cursor: {"event": [{"command": ...}]}; others: [{"hooks": [{...}]}]
+
+
+TARGETS: Final = {
+    "claude-code": Target(
+        "claude-code", "claude-code/settings.json", ".claude/settings.json", False
+    ),
+    "codex": Target("codex", "codex/hooks.json", ".codex/hooks.json", False),
+    "cursor": Target("cursor", "cursor/hooks.json", ".cursor/hooks.json", True),
+    "gemini-cli": Target("gemini-cli", "gemini-cli/settings.json", ".gemini/settings.json", False),
+}
+AGENTS: Final = tuple(TARGETS)
+
+INSTALLED: Final = "installed"
+NOT_INSTALLED: Final = "not installed"
+PARTIAL: Final = "partial"
+
+
+@dataclass
+class Status:
+    """Whether bourdon's hooks are in an agent's settings file."""
+
+    agent: str
+    path: Path
+    state: str
+    exists: bool
+    present: list[str] = field(default_factory=list)  # "Event: command"
+    missing: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "settings": str(self.path),
+            "state": self.state,
+            "exists": self.exists,
+            "present": self.present,
+            "missing": self.missing,
+        }
+
+
+@dataclass
+class Change:
+    """What install or uninstall did (or, in a dry run, would do) to a settings file."""
+
+    agent: str
+    action: str  # install | uninstall
+    path: Path
+    changed: bool
+    before: str | None  # the file's text before (None: it did not exist)
+    after: str | None  # the file's text after (None: it does not exist)
+    dry_run: bool = False
+    backup: Path | None = None
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    def diff(self) -> str:
+        lines = difflib.unified_diff(
+            (self.before or "").splitlines(keepends=True),
+            (self.after or "").splitlines(keepends=True),
+            fromfile=f"{self.path} (before)",
+            tofile=f"{self.path} (after)",
+        )
+        return "".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "action": self.action,
+            "settings": str(self.path),
+            "changed": self.changed,
+            "dry_run": self.dry_run,
+            "backup": str(self.backup) if self.backup else None,
+            "added": self.added,
+            "removed": self.removed,
+            "file_exists": self.after is not None,
+        }
+
+
+# -- where things are ---------------------------------------------------------------------
+
+
+def hooks_dir() -> Path:
+    """bourdon's hook files: inside an installed package, else the checkout's ``hooks/``."""
+    package = Path(__file__).resolve().parent.parent  # bourdon/, above ingest/hooks.py
+    packaged = package / "hooks"
+    return packaged if packaged.is_dir() else package.parent / "hooks"
+
+
+def target(agent: str) -> Target:
+    try:
+        return TARGETS[agent]
+    except KeyError:
+        raise NotFoundError(
+            f"bourdon has no hooks for {agent!r}; it has hooks for {', '.join(AGENTS)}"
+        ) from None
+
+
+def settings_path(agent: str, home: Path, override: Path | None = None) -> Path:
+    """The settings file bourdon edits for ``agent``: ``override``, else the user's own."""
+    return (override or home / target(agent).settings).expanduser()
+
+
+def fragment(agent: str) -> dict[str, Any]:
+    """bourdon's hook file for ``agent``, as shipped in ``hooks/``."""
+    path = hooks_dir() / target(agent).fragment
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise NotFoundError(f"bourdon's hook file {path} is missing ({exc.strerror})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("hooks"), dict):
+        raise InputError(f"bourdon's hook file {path} has no 'hooks' object")
+    return data
+
+
+# -- status, install, uninstall -----------------------------------------------------------
+
+
+def status(agent: str, path: Path) -> Status:
+    """Installed (every bourdon entry present), partial (some) or not installed (none)."""
+    spec = target(agent)
+    wanted = list(_entries(fragment(agent), spec))
+    data, _ = _load(path)
+    present: list[str] = []
+    missing: list[str] = []
+    for event, entry in wanted:
+        label = f"{event}: {entry['command']}"
+        (present if data and _has(data, spec, event, entry["command"]) else missing).append(label)
+    state = INSTALLED if not missing else PARTIAL if present else NOT_INSTALLED
+    return Status(agent, path, state, data is not None, present, missing)
+
+
+def install(agent: str, path: Path, *, state_dir: Path, dry_run: bool = False) -> Change:
+    """Merge bourdon's hooks into ``path`` (created if missing); a 2nd install changes nothing."""
+    spec = target(agent)
+    shipped = fragment(agent)
+    data, raw = _load(path)
+    result: dict[str, Any] = copy.deepcopy(data) if data is not None else {}
+    created: list[list[str]] = []
+    if spec.flat:
+        version = result.get("version")
+        if version is None:
+            result["version"] = shipped.get("version", 1)
+            created.append(["version"])
+        elif version != shipped.get("version", 1):
+            raise InputError(
+                f"{path} is a version {version!r} hooks file; bourdon knows version "
+                f"{shipped.get('version', 1)} only and changed nothing"
+            )
+    if "hooks" not in result:
+        result["hooks"] = {}
+        created.append(["hooks"])
+    added = []
+    for event, entry in _entries(shipped, spec):
+        if _has(result, spec, event, entry["command"]):
+            continue
+        events = result["hooks"]
+        if event not in events:
+            events[event] = []
+            created.append(["hooks", event])
+        events[event].append(
+            copy.deepcopy(entry if spec.flat else _group_of(shipped, event, entry))
+        )
+        added.append(f"{event}: {entry['command']}")
+    if not added:
+        return Change(agent, "install", path, False, raw, raw, dry_run)
+    after = _dump(result, raw)
+    change = Change(agent, "install", path, True, raw, after, dry_run, added=added)
+    if dry_run:
+        return change
+    if raw is not None:
+        change.backup = _backup(path, raw)
+    _write(path, after)
+    _remember(state_dir, path, agent, created, file_created=raw is None, backup=change.backup)
+    return change
+
+
+def uninstall(agent: str, path: Path, *, state_dir: Path, dry_run: bool = False) -> Change:
+    """Remove exactly bourdon's entries, and what install created; never the user's hooks."""
+    spec = target(agent)
+    commands = {entry["command"] for _, entry in _entries(fragment(agent), spec)}
+    data, raw = _load(path)
+    if data is None:
+        return Change(agent, "uninstall", path, False, None, None, dry_run)
+    record = _records(state_dir).get(_key(path))
+    created = [list(p) for p in record.get("created", [])] if record else None
+    result = copy.deepcopy(data)
+    removed: list[str] = []
+    hooks = result.get("hooks")
+    if isinstance(hooks, dict):
+        for event in list(hooks):
+            entries = hooks[event]
+            if not isinstance(entries, list):
+                continue
+            kept = []
+            for item in entries:
+                item, gone = _strip(item, spec, commands)
+                removed += [f"{event}: {c}" for c in gone]
+                if item is not None:
+                    kept.append(item)
+            hooks[event] = kept
+            if not kept and entries and _made(created, ["hooks", event]):
+                del hooks[event]
+        if not hooks and removed and _made(created, ["hooks"]):
+            del result["hooks"]
+    if not removed:
+        return Change(agent, "uninstall", path, False, raw, raw, dry_run)
+    if spec.flat and "hooks" not in result and created and ["version"] in created:
+        result.pop("version", None)
+    delete = bool(record and record.get("file_created")) and result == {}
+    after = None if delete else _dump(result, raw)
+    change = Change(agent, "uninstall", path, True, raw, after, dry_run, removed=removed)
+    if dry_run:
+        return change
+    if after is None:
+        _real(path).unlink()
+    else:
+        _write(path, after)
+    _forget(state_dir, path)
+    return change
+
+
+# -- the JSON -----------------------------------------------------------------------------
+
+
+def _entries(shipped: dict[str, Any], spec: Target) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(event, handler) of a hook file; a handler is a mapping with a ``command``."""
+    for event, groups in shipped["hooks"].items():
+        for group in groups:
+            handlers = [group] if spec.flat else group.get("hooks", [])
+            for handler in handlers:
+                yield event, handler
+
+
+def _group_of(shipped: dict[str, Any], event: str, handler: dict[str, Any]) -> dict[str, Any]:
+    """The group of bourdon's hook file that holds ``handler``, with only that handler."""
+    for group in shipped["hooks"][event]:
+        if handler in group.get("hooks", []):
+            return {**{k: v for k, v in group.items() if k != "hooks"}, "hooks": [handler]}
+    return {"hooks": [handler]}
+
+
+def _has(data: dict[str, Any], spec: Target, event: str, command: str) -> bool:
+    hooks = data.get("hooks")
+    entries = hooks.get(event) if isinstance(hooks, dict) else None
+    if not isinstance(entries, list):
+        return False
+    for item in entries:
+        if not isinstance(item, dict):
+            continue
+        handlers = [item] if spec.flat else item.get("hooks")
+        if isinstance(handlers, list) and any(
+            isinstance(h, dict) and h.get("command") == command for h in handlers
+        ):
+            return True
+    return False
+
+
+def _ours(handler: object, commands: set[str]) -> bool:
+    if not isinstance(handler, dict):
+        return False
+    command = handler.get("command")
+    return isinstance(command, str) and (command in commands or command.startswith(OURS))
+
+
+def _strip(item: object, spec: Target, commands: set[str]) -> tuple[object | None, list[str]]:
+    """``item`` without bourdon's handlers (None when nothing of it is left), and what went."""
+    if spec.flat:
+        if _ours(item, commands):
+            assert isinstance(item, dict)
+            return None, [str(item["command"])]
+        return item, []
+    if not isinstance(item, dict) or not isinstance(item.get("hooks"), list):
+        return item, []
+    handlers = item["hooks"]
+    gone = [str(h["command"]) for h in handlers if _ours(h, commands)]
+    if not gone:
+        return item, []
+    left = [h for h in handlers if not _ours(h, commands)]
+    if not left:
+        return None, gone
+    return {**item, "hooks": left}, gone
+
+
+def _made(created: list[list[str]] | None, path: list[str]) -> bool:
+    """Whether install created the container at ``path`` (no record: assume it did)."""
+    return created is None or path in created
+
+
+def _load(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """The settings file as a dict and as text; (None, None) when it does not exist."""
+    try:
+        raw = _real(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, None
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not UTF-8 text; bourdon changed nothing") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    if not raw.strip():
+        return {}, raw
+    try:
+        data = json.loads(raw, object_pairs_hook=_no_duplicates)
+    except _Duplicate as exc:
+        raise InputError(
+            f"{path} repeats the key {exc.args[0]!r}; bourdon edits plain JSON only and changed "
+            "nothing: remove the duplicate, or add bourdon's hooks by hand"
+        ) from None
+    except json.JSONDecodeError as exc:
+        where = f" (line {exc.lineno}, column {exc.colno})"
+        raise InputError(
+            f"{path} is not valid JSON{where}: comments and trailing commas are not JSON; "
+            "bourdon changed nothing: fix the file, or add bourdon's hooks by hand"
+        ) from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path} does not hold a JSON object; bourdon changed nothing")
+    hooks = data.get("hooks")
+    if hooks is not None and not isinstance(hooks, dict):
+        raise InputError(f"'hooks' in {path} is not an object; bourdon changed nothing")
+    if isinstance(hooks, dict):
+        for event, entries in hooks.items():
+            if not isinstance(entries, list):
+                raise InputError(
+                    f"'hooks.{event}' in {path} is not a list; bourdon changed nothing"
+                )
+    return data, raw
+
+
+class _Duplicate(ValueError):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Duplicate(key)
+        out[key] = value
+    return out
+
+
+def _dump(data: dict[str, Any], raw: str | None) -> str:
+    """JSON in the style of the file it replaces: same indentation and final newline."""
+    indent: int | str = 2
+    if raw:
+        for line in raw.splitlines()[1:]:
+            stripped = line.lstrip(" \t")
+            if stripped and len(stripped) < len(line):
+                lead = line[: len(line) - len(stripped)]
+                indent = "\t" if lead.startswith("\t") else len(lead)
+                break
+    # A file that spells non-ASCII characters as \u escapes keeps doing so.
+    escaped = raw is not None and raw.isascii() and "\\u" in raw
+    text = json.dumps(data, indent=indent, ensure_ascii=escaped)
+    return text + "\n" if raw is None or raw.endswith("\n") or not raw else text
+
+
+def _real(path: Path) -> Path:
+    """The file a symlinked settings file points at (dotfile managers link them)."""
+    return path.resolve() if path.is_symlink() else path
+
+
+def _write(path: Path, text: str) -> None:
+    real = _real(path)
+    real.parent.mkdir(parents=True, exist_ok=True)
+    tmp = real.parent / f".{real.name}.bourdon.{os.getpid()}.{threading.get_ident()}.tmp"
+    mode = real.stat().st_mode & 0o7777 if real.exists() else 0o644
+    with open(tmp, "w", encoding="utf-8", newline="") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    tmp.chmod(mode)
+    os.replace(tmp, real)
+
+
+def _backup(path: Path, raw: str) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    backup = path.with_name(f"{path.name}{BACKUP}{stamp}")
+    n = 1
+    while backup.exists():
+        n += 1
+        backup = path.with_name(f"{path.name}{BACKUP}{stamp}-{n}")
+    real = _real(path)
+    backup.write_bytes(real.read_bytes() if real.exists() else raw.encode("utf-8"))
+    return backup
+
+
+# -- what install created -----------------------------------------------------------------
+
+
+def _key(path: Path) -> str:
+    return str(_real(path.expanduser()).absolute())
+
+
+def _records(state_dir: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((state_dir / STATE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_records(state_dir: Path, records: dict[str, Any]) -> None:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    target_file = state_dir / STATE_FILE
+    if not records:
+        with contextlib.suppress(FileNotFoundError):
+            target_file.unlink()
+        return
+    _write(target_file, json.dumps(records, indent=2, sort_keys=True) + "\n")
+
+
+def _remember(
+    state_dir: Path,
+    path: Path,
+    agent: str,
+    created: list[list[str]],
+    *,
+    file_created: bool,
+    backup: Path | None,
+) -> None:
+    records = _records(state_dir)
+    key = _key(path)
+    old = records.get(key) if isinstance(records.get(key), dict) else None
+    before = [list(p) for p in old.get("created", [])] if old else []
+    records[key] = {
+        "agent": agent,
+        "file_created": bool(old.get("file_created")) if old else file_created,
+        "created": before + [p for p in created if p not in before],
+        "installed_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
+        "backup": str(backup) if backup else (old or {}).get("backup"),
+    }
+    _save_records(state_dir, records)
+
+
+def _forget(state_dir: Path, path: Path) -> None:
+    records = _records(state_dir)
+    if records.pop(_key(path), None) is not None:
+        _save_records(state_dir, records)

@@ -1,0 +1,148 @@
+"""Integrating a remote's version of a manifest with this library's (pure, no I/O).
+
+A three-way merge, row by row, against *base*: the published state both sides last agreed on
+(``None`` before the first sync). For each row key:
+
+- changed on one side only (added, edited or removed): that side's change is taken;
+- changed on both sides: the rows are merged field by field, lists item by item (an item
+  either side added is kept, an item either side removed goes); where both changed the same
+  scalar differently, the row touched last wins (its ``last_touched``, else its ``date``; a tie
+  goes to the larger canonical JSON, so both machines pick the same winner and converge), and
+  ``last_touched`` becomes the later of the two;
+- removed on one side and edited on the other: the edit is kept (nothing edited is lost).
+
+Rows only this library has (private rows never leave it, so they are never in base or theirs)
+are kept. Manifest fields outside the row sections are merged the same way, key by key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from bourdon.merge.twoway import union_lists
+from bourdon.model import LIST_FIELDS, ROW_SECTIONS, row_key
+
+Row = Mapping[str, Any]
+
+
+def merge3(
+    base: Mapping[str, Any] | None, ours: Mapping[str, Any], theirs: Mapping[str, Any]
+) -> dict[str, Any]:
+    """This library's manifest with the remote's changes since ``base`` integrated."""
+    base = base or {}
+    out: dict[str, Any] = {}
+    for key in _keys(ours, theirs):
+        if key in ROW_SECTIONS or key == "last_updated":
+            continue
+        value = _field(key, base.get(key), ours.get(key), theirs.get(key), None, None)
+        if value is not None:
+            out[key] = value
+    if "last_updated" in ours:
+        out["last_updated"] = ours["last_updated"]
+    for section in ROW_SECTIONS:
+        rows = _rows(section, base, ours, theirs)
+        if rows or section in ours or section in theirs:
+            out[section] = rows
+    return out
+
+
+def _rows(
+    section: str, base: Mapping[str, Any], ours: Mapping[str, Any], theirs: Mapping[str, Any]
+) -> list[Any]:
+    if theirs.get(section) == base.get(section):
+        return list(ours.get(section) or [])
+    if ours.get(section) == base.get(section):
+        return list(theirs.get(section) or [])
+    before, mine, other = (_keyed(section, m.get(section)) for m in (base, ours, theirs))
+    out: list[Any] = []
+    # The remote's order first, then rows only this library has: both sides end with the same
+    # order (a digest counts it), and the published form of this manifest equals the remote's.
+    for key in [*other, *(k for k in mine if k not in other)]:
+        b, o, t = before.get(key), mine.get(key), other.get(key)
+        if t == b or o == t:
+            row = o  # the remote did not touch it, or made the same change
+        elif o == b:
+            row = t  # only the remote changed it (or removed it)
+        elif o is None or t is None:
+            row = o if t is None else t  # removed on one side, edited on the other: keep the edit
+        else:
+            row = merge_rows(section, b, o, t)
+        if row is not None:
+            out.append(row)
+    # Rows that are not mappings are not ours to judge: keep this library's as they are.
+    out += [r for r in ours.get(section) or [] if not isinstance(r, Mapping)]
+    return out
+
+
+def merge_rows(section: str, base: Row | None, ours: Row, theirs: Row) -> dict[str, Any]:
+    """One row both sides changed: lists unioned, a scalar clash won by the newer row."""
+    newer = theirs if _recency(theirs) > _recency(ours) else ours
+    out: dict[str, Any] = {}
+    for key in _keys(ours, theirs):
+        if key == "name" and "name" in ours:
+            out[key] = ours[key]  # names match ignoring case; keep this library's spelling
+            continue
+        if key == "last_touched":
+            # Touched on both sides: as recently as either. The merged row then stays the newer
+            # one, so integrating it again picks the same values (a fixed point).
+            touched = [str(v) for v in (ours.get(key), theirs.get(key)) if v]
+            value: Any = max(touched) if touched else None
+        else:
+            value = _field(
+                key, (base or {}).get(key), ours.get(key), theirs.get(key), section, newer
+            )
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def _field(
+    key: str, base: object, ours: object, theirs: object, section: str | None, newer: Row | None
+) -> Any:
+    if theirs == base or ours == theirs:
+        return ours
+    if ours == base:
+        return theirs
+    if key in LIST_FIELDS or key == "capabilities":
+        # Three-way too: an item either side removed goes, an item either side added stays.
+        mine, other = _items(ours), _items(theirs)
+        before = _items(base)
+        kept = [item for item in mine if item in other or item not in before]
+        added = [item for item in other if item not in before]
+        return union_lists(kept, added, section, key)
+    if newer is not None:
+        return newer.get(key)  # a row's scalar (or its ``source``) as the newer row has it
+    if isinstance(ours, Mapping) and isinstance(theirs, Mapping):
+        sub = base if isinstance(base, Mapping) else {}
+        merged = {
+            k: _field(k, sub.get(k), ours.get(k), theirs.get(k), None, None)
+            for k in _keys(ours, theirs)
+        }
+        return {k: v for k, v in merged.items() if v is not None}
+    return ours  # a manifest-level scalar both changed: this library's stands
+
+
+def _items(value: object) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _recency(row: Row) -> tuple[str, str]:
+    when = row.get("last_touched") or row.get("date") or ""
+    return str(when), json.dumps(row, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _keyed(section: str, rows: object) -> dict[tuple[str, ...], Row]:
+    if not isinstance(rows, list):
+        return {}
+    return {row_key(section, r): r for r in rows if isinstance(r, Mapping)}
+
+
+def _keys(*maps: Mapping[str, Any]) -> list[str]:
+    seen: dict[str, None] = {}
+    for each in maps:
+        seen.update(dict.fromkeys(each))
+    return list(seen)

@@ -1,0 +1,3 @@
+"""The MCP server: the factory, the guard, the read and write tools, resources, the HTTP door and
+its configuration.
+"""

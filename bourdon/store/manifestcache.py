@@ -1,0 +1,99 @@
+"""Parsed manifests kept on disk by content, so nothing parses the same YAML twice.
+
+Parsing and validating a 1,000-entity manifest takes tenths of a second; loading its parsed
+form as JSON takes a few milliseconds. Entries live in
+``<library>/.bourdon/cache/<rules>/<id>.json``: ``<id>`` is the git blob id of the bytes
+(computed here, so the key does not depend on git) and ``<rules>`` a fingerprint of the schema
+and the reader, so a change of the validation rules never trusts an entry made under the old
+ones. An entry holds the whole manifest and the problems of the rows it does not serve
+(``schema.read_manifest``); entries are written only for bytes whose top level is readable. The
+folder is local and git-ignored; delete it at any time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Final
+
+from bourdon.formats import schema
+
+# Manifests this process validated lately (a write, then the index reloading the same file).
+_RECENT: OrderedDict[str, schema.Reading] = OrderedDict()
+_RECENT_SIZE: Final = 64
+
+
+def remember_parsed(
+    key: str, data: dict[str, Any], problems: tuple[schema.ReadProblem, ...] = ()
+) -> None:
+    """Keep a manifest this process just validated, for the next reader of the same bytes.
+
+    A write passes the problems of the rows it kept unserved (see ``schema.read_data``)."""
+    _RECENT[key] = schema.Reading(data, problems)
+    _RECENT.move_to_end(key)
+    while len(_RECENT) > _RECENT_SIZE:
+        _RECENT.popitem(last=False)
+
+
+def content_id(raw: bytes) -> str:
+    """The id git would give a blob of these bytes (SHA-1 object format)."""
+    return hashlib.sha1(b"blob " + str(len(raw)).encode() + b"\0" + raw).hexdigest()
+
+
+@functools.cache
+def rules_fingerprint() -> str:
+    """Changes whenever the schema or the YAML reader's limits change."""
+    from bourdon.formats import yamlio
+    from bourdon.formats.resources import schema_path
+
+    basis = (
+        schema_path().read_bytes()
+        + repr((yamlio.MAX_BYTES, yamlio.MAX_DEPTH, yamlio.MAX_STRING, schema.__doc__)).encode()
+        + json.dumps(schema.read_schema(), sort_keys=True).encode()
+    )
+    return hashlib.sha256(basis).hexdigest()[:12]
+
+
+class ManifestCache:
+    """Validated manifests by content id, on disk, shared by every process of the library."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder / rules_fingerprint()
+
+    def load(self, raw: bytes, *, what: str, key: str | None = None) -> dict[str, Any]:
+        """The whole manifest in ``raw``; raises ``ManifestError``/``SchemaError`` if its top
+        level is broken. Rows that do not validate are in it (see ``read``)."""
+        return self.read(raw, what=what, key=key).data
+
+    def read(self, raw: bytes, *, what: str, key: str | None = None) -> schema.Reading:
+        """The manifest in ``raw`` with the problems of the rows it does not serve."""
+        key = key or content_id(raw)
+        found = _RECENT.get(key) or self.get(key)
+        if found is None:
+            found = schema.read_manifest(raw, what=what)
+            self.put(key, found)
+        return found
+
+    def get(self, key: str) -> schema.Reading | None:
+        try:
+            with open(self.folder / f"{key}.json", encoding="utf-8") as handle:
+                entry = json.load(handle)
+            return schema.Reading(
+                entry["manifest"], tuple(schema.ReadProblem.from_json(p) for p in entry["skipped"])
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # not there, or not an entry of ours: read the bytes again
+
+    def put(self, key: str, reading: schema.Reading) -> None:
+        entry = {"manifest": reading.data, "skipped": [p.to_json() for p in reading.problems]}
+        with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
+            self.folder.mkdir(parents=True, exist_ok=True)
+            tmp = self.folder / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"
+            tmp.write_text(json.dumps(entry, ensure_ascii=False), encoding="utf-8")
+            os.replace(tmp, self.folder / f"{key}.json")
