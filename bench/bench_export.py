@@ -1,6 +1,6 @@
 """Export benchmark (issue: readers and export hooks): a generated Claude Code store, ~1 GB.
 
-Store: ``bourdon.testing.stores.claude_code.write_store(home, sessions=500, size="bench")``.
+Store: ``tests.support.stores.claude_code.write_store(home, sessions=500, size="bench")``.
 Measured: first export (read, redact, guard, commit) in a child process, as MB/s of store bytes
 and its peak RSS; a forced re-export (the store read again, nothing new to commit); and a
 re-export with nothing new (fingerprint only), in-process and through ``bourdon hook export``.
