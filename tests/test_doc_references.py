@@ -17,13 +17,19 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # A code span holding only a dotted path, optionally called: `bourdon.policy.decide(...)`.
 PATH_SPAN = re.compile(r"`(bourdon(?:\.[A-Za-z_]\w*)+)(?:\([^`]*\))?`")
+# An import in a code example: `from bourdon.store.library import Library, Provenance`.
+EXAMPLE_IMPORT = re.compile(r"^\s*from (bourdon[\w.]*) import ([\w, ]+)$", re.M)
 
 
 def named_paths() -> list[tuple[str, str]]:
     found = set()
     for doc in DOCS:
-        for match in PATH_SPAN.finditer(doc.read_text(encoding="utf-8")):
+        text = doc.read_text(encoding="utf-8")
+        for match in PATH_SPAN.finditer(text):
             found.add((doc.name, match.group(1)))
+        for match in EXAMPLE_IMPORT.finditer(text):
+            for name in match.group(2).split(","):
+                found.add((doc.name, f"{match.group(1)}.{name.strip()}"))
     return sorted(found)
 
 
