@@ -8,6 +8,7 @@ a planted violation.
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 
@@ -16,6 +17,7 @@ import pytest
 from tests.support.architecture import (
     MAX_LINES,
     PACKAGE,
+    READER_SCRATCH_COPY,
     LintResult,
     children,
     contract,
@@ -24,6 +26,7 @@ from tests.support.architecture import (
     lint_imports,
     oversized,
     package_cycles,
+    python_files,
     rule_violations,
     unlayered,
 )
@@ -86,6 +89,21 @@ def test_readers_never_write_nor_touch_the_network(violations: list[str]) -> Non
 
 def test_only_cli_and_serve_read_the_environment(violations: list[str]) -> None:
     assert [v for v in violations if "environment" in v] == []
+
+
+@pytest.mark.parametrize(("module", "function"), sorted(READER_SCRATCH_COPY))
+def test_each_reader_write_exception_names_a_function_that_exists(
+    module: str, function: str
+) -> None:
+    """An exception outliving its code would let a new function of that name write: prune it."""
+    defined = {
+        node.name
+        for rel, path in python_files(PACKAGE)
+        if rel.removesuffix(".py") == module or rel.startswith(module + "/")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef)
+    }
+    assert function in defined
 
 
 def test_every_rule_violation_is_one_of_the_above(violations: list[str]) -> None:
