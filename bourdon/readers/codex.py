@@ -33,7 +33,7 @@ Ground truth this reader relies on (native-stores.md section 2; openai/codex ``c
   rollout is missing (a stale ``rollout_path``) becomes a session from its row. Opened
   read-only without touching the store (see ``open_sqlite``).
 - ``memories/``: ``MEMORY.md``, ``memory_summary.md`` (bullets and paragraphs, see
-  ``claude_code.memory_rows``), ``raw_memories.md`` (one note per ``## Thread `<id>``` section),
+  ``common.memory.memory_rows``), ``raw_memories.md`` (one note per ``## Thread `<id>``` section),
   ``rollout_summaries/*.md`` (one note each, linked by their ``thread_id:`` header), both at the
   top and in the per-cwd buckets ``memories/<sha256(cwd)[:16]>/memory/`` and
   ``memories/user/memory/``. Threads run inside ``memories/`` are the consolidation agent's own
@@ -50,12 +50,13 @@ for memory files or bullets tagged private; team otherwise. ``source`` is never 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import re
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -73,18 +74,12 @@ from bourdon.readers.base import (
     local_date,
     parse_time,
 )
-from bourdon.readers.claude_code import (
-    Assembler,
-    SessionFacts,
-    absolute_path,
-    clean_block,
-    is_private_path,
-    listing,
-    memory_bucket,
-    normalize_path,
-    store_roots,
-    user_prompt,
-)
+from bourdon.readers.common.facts import Assembler, SessionFacts
+from bourdon.readers.common.files import listing, store_roots
+from bourdon.readers.common.paths import absolute_path, remembered_path
+from bourdon.readers.common.privacy import is_private_path
+from bourdon.readers.common.text import clean_block, user_prompt
+from bourdon.readers.common.tools import patch_files
 
 NAME: Final = "codex"
 AGENT_TYPE: Final = "code-assistant"
@@ -113,7 +108,6 @@ _INJECTED = re.compile(
     r"^\s*(<environment_context>|<user_instructions>|# AGENTS\.md instructions|<turn_aborted>"
     r"|<user_shell_command>|<INSTRUCTIONS>)"
 )
-_PATCH_PATH = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
 _ROLLOUT_ID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 _THREAD_COLUMNS: Final = (
     "id rollout_path created_at created_at_ms cwd title first_user_message git_origin_url "
@@ -248,7 +242,7 @@ def _rollout(path: Path, stats: ReadStats) -> _Rollout | None:
         if kind == "session_meta":
             _meta(r, payload)
         elif kind == "turn_context":
-            cwd = normalize_path(payload.get("cwd"))
+            cwd = remembered_path(payload.get("cwd"))
             if cwd:
                 facts.see_cwd(cwd)
                 facts.cwd = cwd  # the latest turn's cwd wins
@@ -270,7 +264,7 @@ def _meta(r: _Rollout, payload: dict[str, Any]) -> None:
         facts.session_id = payload["id"]
     if facts.start is None:
         facts.start = parse_time(payload.get("timestamp"))
-    cwd = normalize_path(payload.get("cwd"))
+    cwd = remembered_path(payload.get("cwd"))
     facts.see_cwd(cwd)
     git = payload.get("git")
     url = git.get("repository_url") if isinstance(git, dict) else None
@@ -329,8 +323,8 @@ def _item(r: _Rollout, payload: dict[str, Any], stats: ReadStats) -> None:
         for body in _strings(payload.get("arguments"), payload.get("input"), payload.get("action")):
             if "*** Begin Patch" not in body:
                 continue
-            for match in _PATCH_PATH.finditer(body):
-                absolute = _resolve((match.group(1) or match.group(2)).strip(), r.facts.cwd)
+            for path in patch_files(body):
+                absolute = _resolve(path, r.facts.cwd)
                 if absolute:
                     r.edits.append((f"{call}:{absolute}", absolute))
     elif kind not in KNOWN_ITEMS:
@@ -360,7 +354,7 @@ def _prompt(value: object) -> str:
 
 
 def _resolve(path: str, cwd: str | None) -> str | None:
-    text = normalize_path(path)
+    text = remembered_path(path)
     return absolute_path(text, cwd) if text else None
 
 
@@ -623,3 +617,11 @@ def _read_text(path: Path, ctx: ReaderContext, rows: Assembler) -> tuple[str | N
         rows.problems.append(f"{path.name}: {exc.strerror}")
         return None, ""
     return text, local_date(datetime.fromtimestamp(info.st_mtime, UTC), ctx.tz)
+
+
+def memory_bucket(name: str, cwds: Iterable[str]) -> str | None:
+    """The cwd whose ``sha256(cwd)[:16]`` names a memory folder (Codex's hashed layout)."""
+    for cwd in cwds:
+        if hashlib.sha256(cwd.encode("utf-8", "surrogatepass")).hexdigest()[:16] == name:
+            return cwd
+    return None

@@ -40,7 +40,7 @@ in the user's time zone, ``""`` if none; working directory; the title and the us
 prompts as key actions; files edited); project entities and files touched in several
 sessions; notes from the memory files. Sessions with no request produce nothing.
 
-Visibility (the same rule in every reader): ``readers.assembly.visibility``.
+Visibility (the same rule in every reader): ``readers.common.privacy``.
 
 SQLite is read without ever writing beside the store (see ``read_sqlite``): no ``-wal`` or
 ``-shm`` is created and no byte or modification time changes.
@@ -69,23 +69,12 @@ from bourdon.readers.base import (
     parse_time,
     project_name,
 )
-from bourdon.readers.common.assembly import (
-    Draft,
-    NoteDraft,
-    assemble,
-    is_windows_path,
-    safe_text,
-    unique,
-)
-from bourdon.readers.common.files import (
-    children,
-    editor_user_dirs,
-    memory_notes,
-    patch_files,
-    path_argument,
-    uri_path,
-)
-from bourdon.readers.common.sqlite import _tables, json_value, read_sqlite
+from bourdon.readers.common.assembly import Draft, NoteDraft, assemble
+from bourdon.readers.common.files import children, editor_user_dirs, memory_notes
+from bourdon.readers.common.paths import is_windows_path, safe_text, uri_path
+from bourdon.readers.common.sqlite import json_value, read_sqlite, table_names
+from bourdon.readers.common.text import unique
+from bourdon.readers.common.tools import patch_files, path_argument
 
 NAME: Final = "copilot"
 PRODUCTS: Final = ("Code", "Code - Insiders", "VSCodium")
@@ -187,7 +176,7 @@ def _read_user_dir(
 
 def _titles(db: Path, stats: ReadStats) -> dict[str, str]:
     def query(conn: sqlite3.Connection, local: ReadStats) -> dict[str, str]:
-        if "ItemTable" not in _tables(conn):
+        if "ItemTable" not in table_names(conn):
             return {}
         row = conn.execute(
             "SELECT value, length(value) FROM ItemTable WHERE key = ?", (INDEX_KEY,)

@@ -39,7 +39,7 @@ first timestamp in the user's time zone, ``""`` if none; working directory; the 
 user's own prompts as key actions; files from edit tool calls and ``codeBlockData``); project
 entities and files touched in several sessions; notes from the rules files.
 
-Visibility (the same rule in every reader): ``readers.assembly.visibility``.
+Visibility (the same rule in every reader): ``readers.common.privacy``.
 
 SQLite is read without ever writing beside the store (see ``read_sqlite``): no ``-wal`` or
 ``-shm`` is created and no byte or modification time changes.
@@ -67,16 +67,12 @@ from bourdon.readers.base import (
     parse_time,
     store_path,
 )
-from bourdon.readers.common.assembly import Draft, NoteDraft, assemble, is_windows_path
-from bourdon.readers.common.files import (
-    children,
-    described,
-    editor_user_dirs,
-    memory_notes,
-    path_argument,
-    uri_path,
-)
-from bourdon.readers.common.sqlite import _tables, json_value, read_sqlite
+from bourdon.readers.common.assembly import Draft, NoteDraft, assemble
+from bourdon.readers.common.files import children, described, editor_user_dirs, memory_notes
+from bourdon.readers.common.frontmatter import Meta
+from bourdon.readers.common.paths import is_windows_path, uri_path
+from bourdon.readers.common.sqlite import json_value, read_sqlite, table_names
+from bourdon.readers.common.tools import path_argument
 
 NAME: Final = "cursor"
 PRODUCT: Final = "Cursor"
@@ -177,7 +173,7 @@ def _item_values(
     """A query reading exactly ``keys`` of ``ItemTable``: never a prefix, credentials live there."""
 
     def query(conn: sqlite3.Connection, stats: ReadStats) -> dict[str, Any]:
-        if "ItemTable" not in _tables(conn):
+        if "ItemTable" not in table_names(conn):
             return {}
         marks = ",".join("?" for _ in keys)
         rows = conn.execute(
@@ -270,7 +266,7 @@ _CAPPED: Final = "CASE WHEN length(value) > ? THEN NULL ELSE value END, length(v
 def _composer_query(
     conn: sqlite3.Connection, stats: ReadStats
 ) -> tuple[list[_Composer], dict[str, dict[str, Any]]]:
-    tables = _tables(conn)
+    tables = table_names(conn)
     headers: dict[str, dict[str, Any]] = {}
     if "ItemTable" in tables:
         catalog = _item_values(("composer.composerHeaders",))(conn, stats).get(
@@ -405,7 +401,7 @@ def _rules(folders: list[str], ctx: ReaderContext, stats: ReadStats) -> list[Not
         for path in [*rules, base / ".cursorrules"]:
             label = path.stem if path.suffix == ".mdc" else ".cursorrules"
 
-            def heading(meta: dict[str, str], label: str = label) -> str:
+            def heading(meta: Meta, label: str = label) -> str:
                 return f"Cursor rule {label}{described(meta)}"
 
             notes += memory_notes(path, folder, "cursor-rule", ctx.tz, stats, heading=heading)

@@ -39,7 +39,7 @@ timestamp in the user's time zone, ``""`` if none; working directory; the summar
 and the user's own prompts as key actions; files edited); project entities and files touched
 in several sessions; notes from the memory files.
 
-Visibility (the same rule in every reader): ``readers.assembly.visibility``.
+Visibility (the same rule in every reader): ``readers.common.privacy``.
 """
 
 from __future__ import annotations
@@ -66,21 +66,11 @@ from bourdon.readers.base import (
     project_name,
     store_path,
 )
-from bourdon.readers.common.assembly import (
-    Draft,
-    NoteDraft,
-    assemble,
-    is_windows_path,
-    safe_text,
-    unique,
-)
-from bourdon.readers.common.files import (
-    bullets,
-    children,
-    memory_notes,
-    path_argument,
-    read_memory_file,
-)
+from bourdon.readers.common.assembly import Draft, NoteDraft, assemble
+from bourdon.readers.common.files import bullets, children, memory_notes, read_memory_file
+from bourdon.readers.common.paths import is_windows_path, safe_text
+from bourdon.readers.common.text import unique
+from bourdon.readers.common.tools import path_argument
 
 NAME: Final = "gemini-cli"
 EDIT_TOOLS: Final = frozenset({"write_file", "replace", "edit", "smart_edit"})

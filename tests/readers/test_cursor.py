@@ -16,7 +16,8 @@ import pytest
 from bourdon.formats import yamlio
 from bourdon.readers import load_readers
 from bourdon.readers.base import Reader, ReadResult, ReadStats
-from bourdon.readers.cursor import CursorReader, uri_path
+from bourdon.readers.common.paths import uri_path
+from bourdon.readers.cursor import CursorReader
 from bourdon.store.library import Library
 from bourdon.testing.readercheck import (
     check_golden,
