@@ -63,6 +63,7 @@ class ReadStats:
     problems: list[str] = field(default_factory=list)
 
     def problem(self, text: str) -> None:
+        """Note a problem for the report; the first 50 are kept."""
         if len(self.problems) < 50:
             self.problems.append(text)
 
@@ -76,6 +77,7 @@ class ReadResult:
 
     @property
     def rows(self) -> int:
+        """How many rows the view holds, of every kind."""
         return sum(
             len(self.manifest.get(k) or [])
             for k in ("known_entities", "recent_sessions", "known_workstreams", "notes")
@@ -126,6 +128,7 @@ def store_path(reader: Reader, ctx: ReaderContext) -> Path | None:
 
 
 def default_health(reader: Reader, ctx: ReaderContext) -> Health:
+    """Ready when the store is found and readable; else what to set or fix."""
     path = store_path(reader, ctx)
     if path is None:
         places = ", ".join(str(p) for p in reader.locations(ctx)) or "(none known)"

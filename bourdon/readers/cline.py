@@ -110,6 +110,7 @@ class ClineReader:
     store_env = "BOURDON_CLINE_STORE"
 
     def locations(self, ctx: ReaderContext) -> list[Path]:
+        """Every editor's extension folder for the three forks, then ``~/.cline/data``."""
         users = [d for editor in EDITORS for d in editor_user_dirs(ctx, editor)]
         users.append(ctx.home / ".vscode-server" / "data" / "User")
         roots = [user / "globalStorage" / ext for user in users for ext in EXTENSIONS]
@@ -118,9 +119,11 @@ class ClineReader:
         return unique(roots)
 
     def health(self, ctx: ReaderContext) -> Health:
+        """Ready when a Cline, Roo Code or Kilo Code store is found and readable."""
         return default_health(self, ctx)
 
     def read(self, ctx: ReaderContext) -> ReadResult:
+        """Every task root present, then the rules files of the tasks' folders, as one view."""
         stats = ReadStats()
         drafts: list[Draft] = []
         for root in self._roots(ctx):

@@ -127,13 +127,16 @@ class CopilotCliReader:
     store_env = "BOURDON_COPILOT_CLI_STORE"
 
     def locations(self, ctx: ReaderContext) -> list[Path]:
+        """``$COPILOT_HOME`` when set, then ``~/.copilot``."""
         native = ctx.env.get("COPILOT_HOME")
         return unique([*([Path(native)] if native else []), ctx.home / ".copilot"])
 
     def health(self, ctx: ReaderContext) -> Health:
+        """Ready when a Copilot CLI store is found and readable."""
         return default_health(self, ctx)
 
     def read(self, ctx: ReaderContext) -> ReadResult:
+        """Session folders, then the session store database, then instruction files."""
         stats = ReadStats()
         drafts: dict[str, Draft] = {}
         notes: list[NoteDraft] = []

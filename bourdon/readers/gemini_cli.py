@@ -87,13 +87,16 @@ class GeminiCliReader:
     store_env = "BOURDON_GEMINI_CLI_STORE"
 
     def locations(self, ctx: ReaderContext) -> list[Path]:
+        """``$GEMINI_CLI_HOME/.gemini`` when set, then ``~/.gemini``."""
         native = ctx.env.get("GEMINI_CLI_HOME")
         return unique([*([Path(native) / ".gemini"] if native else []), ctx.home / ".gemini"])
 
     def health(self, ctx: ReaderContext) -> Health:
+        """Ready when a Gemini CLI store is found and readable."""
         return default_health(self, ctx)
 
     def read(self, ctx: ReaderContext) -> ReadResult:
+        """Chat recordings and prompt logs, then global and project GEMINI.md files."""
         stats = ReadStats()
         drafts: list[Draft] = []
         notes: list[NoteDraft] = []

@@ -27,12 +27,12 @@ Ground truth this reader relies on (native-stores.md section 1; field names from
 - ``projects/*/memory/*.md`` (auto memory: ``MEMORY.md`` plus topic files with ``name`` /
   ``description`` / ``type`` frontmatter), ``<root>/CLAUDE.md`` and, for every cwd under the
   home folder, ``CLAUDE.md``, ``.claude/CLAUDE.md`` and ``CLAUDE.local.md`` from the cwd up to
-  its repository: notes and entities, see ``memory_rows``.
+  its repository: notes and entities, see ``common.memory.memory_rows``.
 
 Visibility (every row gets one explicitly): ``private`` for a session whose cwd is under a
-private folder (``~/personal`` or ``~/private``, also ``/home/<user>/...``, ``/Users/<user>/...``
-and ``C:\\Users\\<user>\\...`` shapes), for entities and notes tied only to such projects, for a
-memory file whose frontmatter says ``visibility: private``, ``private: true`` or carries a
+private folder (``~/personal`` or ``~/private`` of any home: the one rule of
+``readers.common.privacy``), for entities and notes tied only to such projects, for a
+memory file whose front matter says ``visibility: private``, ``private: true`` or carries a
 ``private`` tag, for ``CLAUDE.local.md`` (personal by design), and for a bullet marked
 ``#private``; ``team`` for everything else. ``source`` is never set: the pipeline stamps it.
 
@@ -78,14 +78,17 @@ class ClaudeCodeReader:
     store_env = "CLAUDE_CONFIG_DIR"
 
     def locations(self, ctx: ReaderContext) -> list[Path]:
+        """``~/.claude`` and ``$XDG_CONFIG_HOME/claude`` (default ``~/.config/claude``)."""
         xdg = ctx.env.get("XDG_CONFIG_HOME")
         config = Path(xdg).expanduser() if xdg else ctx.home / ".config"
         return [ctx.home / ".claude", config / "claude"]
 
     def health(self, ctx: ReaderContext) -> Health:
+        """Ready when a Claude Code store is found and readable."""
         return default_health(self, ctx)
 
     def read(self, ctx: ReaderContext) -> ReadResult:
+        """Transcripts, history-only sessions, memory and CLAUDE.md files, as one view."""
         stats = ReadStats()
         roots = store_roots(self, ctx)
         scan = Scan(stats)

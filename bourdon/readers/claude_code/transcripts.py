@@ -58,6 +58,7 @@ class Scan:
         self._project_cwd: dict[Path, str] = {}
 
     def transcripts(self, root: Path) -> None:
+        """Read every project folder under ``root/projects``; a vanished one is a problem."""
         projects = root / "projects"
         if not projects.is_dir():
             return
@@ -88,6 +89,7 @@ class Scan:
             self.dirs.append((folder / "memory", self._project_cwd.get(folder)))
 
     def memory_dirs(self, root: Path) -> list[tuple[Path, str | None]]:
+        """The auto-memory folders found under ``root``, each with a cwd of its project."""
         return [(d, cwd) for d, cwd in self.dirs if root in d.parents]
 
     def _file(self, path: Path, sid: str | None, folder: Path, *, main: bool = True) -> None:

@@ -84,12 +84,15 @@ class CodexReader:
     store_env = "CODEX_HOME"
 
     def locations(self, ctx: ReaderContext) -> list[Path]:
+        """``~/.codex`` (``$CODEX_HOME`` overrides it)."""
         return [ctx.home / ".codex"]
 
     def health(self, ctx: ReaderContext) -> Health:
+        """Ready when a Codex store is found and readable."""
         return default_health(self, ctx)
 
     def read(self, ctx: ReaderContext) -> ReadResult:
+        """Rollouts, thread index, history and memories of every store root, as one view."""
         stats = ReadStats()
         rows = Assembler(ctx)
         for root in store_roots(self, ctx):

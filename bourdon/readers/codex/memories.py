@@ -30,6 +30,7 @@ def read_memories(
     rollouts: dict[str, Rollout],
     sessions: dict[str, SessionFacts],
 ) -> None:
+    """``AGENTS.md`` and every memory folder (top and per-cwd buckets) as rows."""
     for name in ("AGENTS.md", "AGENTS.override.md"):
         rows.add_memory(root / name, "agents-md", None, None)
     top = root / "memories"

@@ -53,6 +53,8 @@ _ROLLOUT_ID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 
 @dataclass
 class Rollout:
+    """One rollout file as read: the session facts and what resolving forks needs."""
+
     facts: SessionFacts
     path: Path
     prompts: list[str] = field(default_factory=list)
@@ -65,6 +67,7 @@ class Rollout:
 
 
 def read_rollout(path: Path, stats: ReadStats) -> Rollout | None:
+    """One rollout file; ``None`` when it holds no line at all."""
     match = _ROLLOUT_ID.search(path.stem)
     r = Rollout(SessionFacts(match.group(1) if match else path.stem), path)
     facts = r.facts
@@ -188,6 +191,7 @@ def _strings(*values: object) -> Iterator[str]:
 
 
 def prompt(value: object) -> str:
+    """The user's words in a message; ``""`` for injected context or harness text."""
     if not isinstance(value, str) or _INJECTED.match(value):
         return ""
     return user_prompt(value)
@@ -218,6 +222,7 @@ def _kind(value: object) -> str | None:
 
 
 def text_or_none(value: object) -> str | None:
+    """``value`` when it is a non-empty string, else ``None``."""
     return value if isinstance(value, str) and value else None
 
 

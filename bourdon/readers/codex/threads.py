@@ -29,6 +29,7 @@ THREAD_COLUMNS: Final = (
 
 
 def db_title(thread: dict[str, Any], prompts: list[str]) -> str | None:
+    """A thread's title from the database, unless it only repeats a prompt."""
     title = clean_text(thread.get("title"))
     first = clean_text(thread.get("first_user_message"))
     if not title or title == first or title in prompts:
@@ -37,6 +38,7 @@ def db_title(thread: dict[str, Any], prompts: list[str]) -> str | None:
 
 
 def from_thread(sid: str, thread: dict[str, Any], name: str | None) -> SessionFacts:
+    """A session from its ``threads`` row alone (its rollout file is gone)."""
     facts = SessionFacts(sid)
     created = thread.get("created_at_ms") or thread.get("created_at")
     facts.start = parse_time(created) if created else None
@@ -52,6 +54,7 @@ def from_thread(sid: str, thread: dict[str, Any], name: str | None) -> SessionFa
 
 
 def read_thread_names(path: Path, stats: ReadStats) -> dict[str, str]:
+    """Thread id -> name from ``session_index.jsonl``; the last rename wins."""
     names: dict[str, str] = {}
     if path.is_file():
         for line in iter_jsonl(path, stats):
@@ -62,6 +65,7 @@ def read_thread_names(path: Path, stats: ReadStats) -> dict[str, str]:
 
 
 def read_history(path: Path, stats: ReadStats) -> dict[str, SessionFacts]:
+    """Sessions from ``history.jsonl`` prompts, by thread id."""
     found: dict[str, SessionFacts] = {}
     if not path.is_file():
         return found
@@ -80,6 +84,7 @@ def read_history(path: Path, stats: ReadStats) -> dict[str, SessionFacts]:
 
 
 def read_threads(path: Path, stats: ReadStats) -> dict[str, dict[str, Any]]:
+    """The ``threads`` rows by id, with whichever known columns the table has."""
     out: dict[str, dict[str, Any]] = {}
     if not path.is_file():
         return out

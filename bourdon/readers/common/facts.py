@@ -44,6 +44,7 @@ class SessionFacts:
     remotes: dict[str, str] = field(default_factory=dict)  # cwd -> git remote URL
 
     def see_cwd(self, value: object) -> None:
+        """Record a working directory; the first one seen is the session's."""
         cwd = remembered_path(value)
         if cwd and cwd not in self.cwds:
             self.cwds.append(cwd)
@@ -87,6 +88,7 @@ class Assembler:
         self._names: dict[tuple[str, str | None], str] = {}
 
     def git(self, cwd: str) -> GitInfo:
+        """The repository around ``cwd``, looked up once per folder."""
         found = self._git.get(cwd)
         if found is None:
             found = self._git[cwd] = git_info(cwd, self.ctx.home)
@@ -122,11 +124,13 @@ class Assembler:
         return project.name
 
     def cwds(self) -> list[str]:
+        """Every working directory of the sessions added so far, in order."""
         return list(self._cwds)
 
     # sessions ---------------------------------------------------------------------------
 
     def add_session(self, facts: SessionFacts) -> None:
+        """One session row, and its share of the project and file entities."""
         date = local_date(facts.start, self.ctx.tz)
         private = is_private_path(facts.cwd, self.ctx.home)
         focus: list[str] = []
@@ -199,6 +203,7 @@ class Assembler:
         private: bool = False,
         related: Iterable[str] = (),
     ) -> None:
+        """A memory file's entities and notes, private when its project or folder is."""
         try:
             key = str(path.resolve())
             if key in self._seen_memory or not path.is_file():
@@ -226,6 +231,7 @@ class Assembler:
     # result -----------------------------------------------------------------------------
 
     def manifest(self, agent: str, agent_type: str) -> dict[str, Any]:
+        """The view: sessions newest first and unique, entities, notes, within limits."""
         ordered = sorted(
             self.sessions,
             key=lambda s: (s[0] is None, -(s[0].timestamp()) if s[0] else 0.0, s[1], s[2]["date"]),

@@ -84,13 +84,16 @@ class CopilotReader:
     store_env = "BOURDON_COPILOT_STORE"
 
     def locations(self, ctx: ReaderContext) -> list[Path]:
+        """The ``User`` folders of VS Code, Insiders, VSCodium and VS Code Server."""
         dirs = [d for product in PRODUCTS for d in editor_user_dirs(ctx, product)]
         return unique([*dirs, ctx.home / ".vscode-server" / "data" / "User"])
 
     def health(self, ctx: ReaderContext) -> Health:
+        """Ready when a VS Code user folder is found and readable."""
         return default_health(self, ctx)
 
     def read(self, ctx: ReaderContext) -> ReadResult:
+        """The chat sessions and memory files of every user folder present, as one view."""
         stats = ReadStats()
         drafts: list[Draft] = []
         notes: list[NoteDraft] = []

@@ -119,6 +119,7 @@ def _call_files(arguments: object) -> list[str]:
 
 
 def editing_files(state: object) -> list[str]:
+    """The files an editing session (``chatEditingSessions/<id>/state.json``) changed."""
     if not isinstance(state, dict):
         return []
     files: list[str] = []

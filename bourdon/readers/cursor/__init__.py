@@ -80,12 +80,15 @@ class CursorReader:
     store_env = "BOURDON_CURSOR_STORE"
 
     def locations(self, ctx: ReaderContext) -> list[Path]:
+        """Cursor's ``User`` folder on Linux, macOS and Windows, this OS first."""
         return editor_user_dirs(ctx, PRODUCT)
 
     def health(self, ctx: ReaderContext) -> Health:
+        """Ready when a Cursor user folder is found and readable."""
         return default_health(self, ctx)
 
     def read(self, ctx: ReaderContext) -> ReadResult:
+        """Workspaces, composers, legacy tabs and project rules, as one view."""
         stats = ReadStats()
         drafts: list[Draft] = []
         notes: list[NoteDraft] = []

@@ -61,6 +61,7 @@ class _Composer:
 
 
 def read_composers(db: Path, workspaces: list[Workspace], stats: ReadStats) -> list[Draft]:
+    """Every composer of the global database as a draft, in its workspace folder."""
     if not db.is_file():
         return []
     found = read_sqlite(db, stats, _composer_query)

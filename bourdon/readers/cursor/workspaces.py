@@ -24,6 +24,8 @@ CAPPED: Final = "CASE WHEN length(value) > ? THEN NULL ELSE value END, length(va
 
 @dataclass
 class Workspace:
+    """One ``workspaceStorage/<id>`` folder: what it opens and what it lists."""
+
     id: str
     folder: str | None = None  # the single folder it opens; None for multi-root or unknown
     composers: list[str] = field(default_factory=list)
@@ -31,6 +33,7 @@ class Workspace:
 
 
 def read_workspaces(folder: Path, stats: ReadStats) -> list[Workspace]:
+    """Every workspace folder under ``workspaceStorage``, in name order."""
     found: list[Workspace] = []
     for entry in children(folder):
         if not entry.is_dir():
