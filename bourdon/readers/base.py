@@ -2,9 +2,10 @@
 
 A reader turns one agent's native store (transcripts, SQLite databases, memory files) into a
 *fresh view* in the manifest's shape: ``{"agent": {...}, "known_entities": [...],
-"recent_sessions": [...], "notes": [...]}``. The export pipeline (``bourdon.export``) redacts
-it, applies visibility and commits it with ``Library.regenerate``, which replaces only this
-reader's rows from this machine.
+"recent_sessions": [...], "notes": [...]}``. The export pipeline (``bourdon.ingest.pipeline``)
+redacts it, applies visibility and commits it with ``Library.regenerate``, which replaces only
+this reader's rows from this machine. Helpers only some readers need are in
+``bourdon.readers.common``; this module is what a plugin imports.
 
 Readers are registered through the entry-point group ``bourdon.readers`` (built-in readers
 too), and found with ``bourdon.readers.load_readers()``.

@@ -31,7 +31,7 @@ Ground truth this reader relies on (native-stores.md section 2; openai/codex ``c
   ``created_at_ms``, ``cwd``, ``title``, ``first_user_message``, ``git_origin_url``,
   ``parent_thread_id``; whichever exist): an index. Rollouts are the truth; a thread whose
   rollout is missing (a stale ``rollout_path``) becomes a session from its row. Opened
-  read-only without touching the store (see ``open_sqlite``).
+  read-only without touching the store (see ``threads.open_sqlite``).
 - ``memories/``: ``MEMORY.md``, ``memory_summary.md`` (bullets and paragraphs, see
   ``common.memory.memory_rows``), ``raw_memories.md`` (one note per ``## Thread `<id>``` section),
   ``rollout_summaries/*.md`` (one note each, linked by their ``thread_id:`` header), both at the
