@@ -38,13 +38,13 @@ from bourdon.federation.client import (
     RECOGNITION_DEADLINE,
     UNLEVELED,
     Federation,
-    Peer,
     PeerAnswer,
     merge_matches,
     merge_sessions,
     peer_agent_names,
     peer_meta,
 )
+from bourdon.federation.peers import Peer
 from bourdon.model import Visibility
 from bourdon.query import context, reads
 from bourdon.query.index import Index
