@@ -9,12 +9,8 @@ each peer is kept (``Federation.last``) for ``memory_status``, which never asks 
 
 An answer is read from its structured content, else from its JSON text content (what older
 servers send, and all the reference's own peer client reads). Every HTTP response from a peer
-is capped at ``MAX_ANSWER_BYTES``.
-
-Private rows are never requested, and a peer's answer is filtered again on arrival: a row it
-marks above the level it was asked for is dropped, and a row it does not mark (the reference
-implementation marks none) is taken at that level. Peer agents are tagged
-``peer:<name>:<agent>``.
+is capped at ``MAX_ANSWER_BYTES``. How the answers are filtered and merged into the local one
+is ``answers`` and ``join``.
 """
 
 from __future__ import annotations
@@ -27,18 +23,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from bourdon.errors import InputError
 from bourdon.federation.peers import Peer
 from bourdon.federation.transport import peer_http_client
-from bourdon.model import Visibility
 
 RECOGNITION_DEADLINE: Final = 0.2
 DEFAULT_DEADLINE: Final = 5.0
 # The reference implementation's own budget for one peer answer, so an answer it accepts from
 # a peer is accepted here too.
 MAX_ANSWER_BYTES: Final = 4 * 1024 * 1024
-# Federated tools that take no access level: a peer is asked them without one.
-UNLEVELED: Final = frozenset({"list_agents"})
 
 
 @dataclass
@@ -178,144 +170,3 @@ def peer_outcome(answer: PeerAnswer, tool: str) -> dict[str, Any]:
         "tool": tool,
         "checked_at": datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
     }
-
-
-def peer_meta(answers: list[PeerAnswer]) -> dict[str, Any]:
-    return {
-        "peer_latencies_us": {a.peer: a.latency_us for a in answers},
-        "peers_queried": len(answers),
-        "peers_responded": sum(1 for a in answers if a.payload is not None),
-        "peers_timed_out": sum(1 for a in answers if a.timed_out),
-        "peer_errors": {a.peer: a.error for a in answers if a.error},
-    }
-
-
-# -- merging what peers said -------------------------------------------------------------
-
-
-def seen_at(row: Mapping[str, Any], asked: Visibility) -> Visibility | None:
-    """The level a peer's row is shown at, or None when it may not be shown.
-
-    ``asked`` is the level the peer was asked for (the caller's level, never above team). A
-    row marked above it is dropped, and so is one marked with a value nobody knows. A row
-    without a ``visibility`` key is taken at ``asked``: the reference implementation marks
-    none of the rows it answers with, and filters them itself to the level it is asked.
-    """
-    if "visibility" not in row:
-        return asked
-    try:
-        level = Visibility.parse(row["visibility"])
-    except InputError:
-        return None
-    return level if level <= asked else None
-
-
-def _list(payload: dict[str, Any] | None, key: str) -> list[Any]:
-    """A peer's list under ``key``; anything else (a hostile or broken peer) is no rows."""
-    value = (payload or {}).get(key)
-    return value if isinstance(value, list) else []
-
-
-def peer_agent_names(answers: list[PeerAnswer]) -> set[str]:
-    """Agent ids peers list (``list_agents``), untagged as the reference says."""
-    return {a for answer in answers for a in _list(answer.payload, "agents") if isinstance(a, str)}
-
-
-def tag(peer: str, agent: object) -> str:
-    return f"peer:{peer}:{agent}"
-
-
-def _strings(value: object) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-
-def merge_matches(
-    local: list[dict[str, Any]], answers: list[PeerAnswer], key: str, level: Visibility
-) -> list[dict[str, Any]]:
-    """Entity matches (find_entity, recognition) from peers merged into ``local`` by name.
-
-    A peer's agents are read from ``agents``, else ``source_agents`` (the reference's
-    recognition answer has only those), and tagged into both where the match has them. A
-    merged match's ``visibility`` is the highest of its rows', a peer's unmarked row counting
-    at ``level``.
-    """
-    by_name = {str(m.get("name", "")).casefold(): m for m in local}
-    for answer in answers:
-        for match in _list(answer.payload, key):
-            if not isinstance(match, dict):
-                continue
-            seen = seen_at(match, level)
-            name = match.get("name")
-            if seen is None or not isinstance(name, str) or not name.strip():
-                continue
-            name = name.strip()
-            listed = _strings(match.get("agents")) or _strings(match.get("source_agents"))
-            agents = [tag(answer.peer, a) for a in listed]
-            mine = by_name.get(name.casefold())
-            if mine is None:
-                mine = {
-                    k: v
-                    for k, v in match.items()
-                    if k not in ("agents", "source_agents", "summaries")
-                }
-                mine.update(name=name, agents=[], summaries={}, visibility=str(seen))
-                if "source_agents" in match:
-                    mine["source_agents"] = []
-                local.append(mine)
-                by_name[name.casefold()] = mine
-            else:
-                _raise_visibility(mine, seen)
-                for field_name in ("types", "tags"):  # the reference unions these too
-                    if isinstance(mine.get(field_name), list):
-                        mine[field_name].extend(
-                            v for v in _strings(match.get(field_name)) if v not in mine[field_name]
-                        )
-            for agent in agents:
-                if agent not in mine.setdefault("agents", []):
-                    mine["agents"].append(agent)
-                if "source_agents" in mine and agent not in mine["source_agents"]:
-                    mine["source_agents"].append(agent)
-            summaries = match.get("summaries")
-            if isinstance(summaries, dict) and isinstance(mine.get("summaries"), dict):
-                for agent, text in summaries.items():
-                    if isinstance(text, str):
-                        mine["summaries"][tag(answer.peer, agent)] = text
-    return local
-
-
-def _raise_visibility(row: dict[str, Any], seen: Visibility) -> None:
-    """A local match joined by a peer's row is as visible as the more restricted of them."""
-    try:
-        current = Visibility.parse(row.get("visibility", "public"))
-    except InputError:
-        return
-    if seen > current:
-        row["visibility"] = str(seen)
-
-
-def merge_sessions(
-    local: list[dict[str, Any]], answers: list[PeerAnswer], key: str, level: Visibility
-) -> list[dict[str, Any]]:
-    """Sessions from peers, tagged, without duplicates, newest first."""
-    seen = {(s.get("agent"), s.get("date"), s.get("cwd"), s.get("session_id")) for s in local}
-    out = list(local)
-    for answer in answers:
-        for session in _list(answer.payload, key):
-            if not isinstance(session, dict) or (shown := seen_at(session, level)) is None:
-                continue
-            tagged = {
-                **session,
-                "agent": tag(answer.peer, session.get("agent")),
-                "visibility": str(shown),
-            }
-            ident = (
-                tagged["agent"],
-                tagged.get("date"),
-                tagged.get("cwd"),
-                tagged.get("session_id"),
-            )
-            if ident not in seen:
-                seen.add(ident)
-                out.append(tagged)
-    out.sort(key=lambda s: (str(s.get("date") or ""), str(s.get("agent"))), reverse=True)
-    return out
