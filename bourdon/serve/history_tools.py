@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from bourdon.serve import writes
 from bourdon.serve.caller import seen_level
 from bourdon.serve.hints import READ_ONLY
+from bourdon.serve.writes import history
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -45,7 +45,7 @@ def register_history_tools(server: MCPServer, guard: Guard) -> None:
         at most 100.
         """
         return await from_history(
-            "list_memory_versions", agent_id, writes.list_memory_versions, limit
+            "list_memory_versions", agent_id, history.list_memory_versions, limit
         )
 
     @tool
@@ -56,5 +56,5 @@ def register_history_tools(server: MCPServer, guard: Guard) -> None:
         caller-asserted and unverified; the recorded caller identity is not.
         """
         return await from_history(
-            "explain_memory_change", agent_id, writes.explain_memory_change, digest
+            "explain_memory_change", agent_id, history.explain_memory_change, digest
         )

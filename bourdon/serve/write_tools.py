@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bourdon.serve import writes
 from bourdon.serve.caller import provenance_of, seen_level
 from bourdon.serve.hints import WRITE
+from bourdon.serve.writes import commit, rollback
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -51,10 +51,10 @@ def register_write_tools(server: MCPServer, guard: Guard) -> None:
         """
 
         def work(caller: Caller, decision: policy.Decision) -> dict[str, Any]:
-            change = writes.build_change(
+            change = commit.build_change(
                 agent_type, instance, role_narrative, entities, sessions, workstreams, notes
             )
-            return writes.commit_to_federation(
+            return commit.commit_to_federation(
                 guard.library,
                 agent_id,
                 change,
@@ -89,7 +89,7 @@ def register_write_tools(server: MCPServer, guard: Guard) -> None:
         return await guard.run(
             "rollback_agent_memory",
             agent_id,
-            lambda c, d: writes.rollback_agent_memory(
+            lambda c, d: rollback.rollback_agent_memory(
                 guard.library,
                 agent_id,
                 version_id,
