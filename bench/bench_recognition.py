@@ -19,7 +19,7 @@ import anyio
 from common import measure, summarize, write
 from mcp import Client, StdioServerParameters
 
-from bourdon.federation.client import Peer
+from bourdon.federation.peers import Peer
 from bourdon.query import context
 from bourdon.query.index import Index
 from bourdon.serve.server import create_server

@@ -22,7 +22,7 @@ import anyio
 from common import summarize, write
 from mcp import Client
 
-from bourdon.federation.client import Peer, PeerList
+from bourdon.federation.peers import Peer, PeerList
 from bourdon.readers.base import ReaderContext
 from bourdon.serve.server import create_server
 from bourdon.store.gitrepo import run_git

@@ -37,7 +37,7 @@ from mcp import Client, StdioServerParameters
 from bourdon.access.trust import MemberRegistry
 from bourdon.cli.main import build_parser, main
 from bourdon.errors import InputError
-from bourdon.federation.client import PeerList, parse_peer
+from bourdon.federation.peers import PeerList, parse_peer
 from bourdon.formats import yamlio
 from bourdon.store.library import Library
 from bourdon.testing import make_library

@@ -36,7 +36,7 @@ from mcp import Client
 from bourdon.access.audit import AuditLog, AuditRecord
 from bourdon.access.trust import MemberRegistry
 from bourdon.cli.main import main as cli_main
-from bourdon.federation.client import Peer, PeerList
+from bourdon.federation.peers import Peer, PeerList
 from bourdon.formats import yamlio
 from bourdon.serve.server import create_server
 from bourdon.store.library import Library, Provenance

@@ -18,7 +18,7 @@ from bourdon.access.trust import Caller, MemberRegistry
 from bourdon.access.visibility import resolve
 from bourdon.cli.main import main
 from bourdon.model import Visibility
-from bourdon.serve.server import scope_of, seen_level
+from bourdon.serve.caller import scope_of, seen_level
 
 LAPTOP = "bdn_" + "1a" * 24
 GUEST = "bdn_" + "2b" * 24

@@ -21,7 +21,7 @@ from mcp import Client, StdioServerParameters
 
 from bourdon.access.trust import MemberRegistry
 from bourdon.cli.main import main
-from bourdon.federation.client import Peer, PeerList
+from bourdon.federation.peers import Peer, PeerList
 from bourdon.ingest.pipeline import REFUSED, export_reader
 from bourdon.readers.base import (
     Health,

@@ -50,7 +50,7 @@ def register(sub: Any) -> None:
 
 
 def _peers() -> Any:
-    from bourdon.federation.client import PeerList
+    from bourdon.federation.peers import PeerList
 
     return PeerList(home_path())
 
@@ -69,7 +69,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_add(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from bourdon.federation.client import parse_peer
+    from bourdon.federation.peers import parse_peer
     from bourdon.serve.config import default_token_env
 
     peer = parse_peer(f"{args.name}={args.url}")

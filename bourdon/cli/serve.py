@@ -16,7 +16,7 @@ from bourdon.cli.shared import library_path
 from bourdon.errors import InputError
 
 if TYPE_CHECKING:
-    from bourdon.federation.client import Peer
+    from bourdon.federation.peers import Peer
 
 
 def register(sub: Any) -> None:
@@ -165,7 +165,7 @@ def client_config(root: Path) -> dict[str, Any]:
 def chosen_peers(args: argparse.Namespace) -> tuple[list[Peer], bool]:
     """The ``--peer`` peers and those of ``--peers-config``, and whether ``peers.yaml`` is
     read too (not with ``--peers-config`` or ``--no-peers``)."""
-    from bourdon.federation.client import parse_peer
+    from bourdon.federation.peers import parse_peer
 
     if args.no_peers:
         if args.peer or args.peers_config or args.federate:
@@ -183,7 +183,7 @@ def peers_in(path: Path) -> list[Peer]:
     """The peers a ``peers.yaml``-shaped file lists; a missing or unreadable one stops start-up
     (as in the reference: a chosen file that cannot be used is a mistake, not "no peers")."""
     from bourdon.errors import BourdonError
-    from bourdon.federation.client import PeerList
+    from bourdon.federation.peers import PeerList
 
     if not path.is_file():
         raise InputError(f"--peers-config {path}: no such file")

@@ -1,151 +1,36 @@
-"""Depth-1 peer federation: ask other machines' bourdon servers, in parallel, under a deadline.
+"""The bounded fan-out: ask other machines' bourdon servers, in parallel, under a deadline.
 
-Peers are listed in ``$BOURDON_HOME/peers.yaml``::
-
-    peers:
-      - name: desktop
-        url: http://desktop.tailnet:7500/mcp
-        token_env: BOURDON_PEER_DESKTOP_TOKEN   # the token this machine presents to that peer
-
-Every federated call asks all peers at once through one shared HTTP client, and one overall
-deadline (anyio cancel scope) bounds connecting, slow bodies and hung peers alike: a peer that
-misses it is reported in ``peers_timed_out``, never awaited. Peers are asked with
-``federation_hop=1`` and answer from their own library only, so servers that list each other
-never recurse. Private rows are never requested, and a peer's answer is filtered again on
-arrival: a row it marks above the level it was asked for is dropped, and a row it does not
-mark (the reference implementation marks none) is taken at that level. Peer agents are tagged
-``peer:<name>:<agent>``.
+Every federated call asks all peers at once through one shared HTTP client
+(``transport.peer_http_client``), and one overall deadline (anyio cancel scope) bounds
+connecting, slow bodies and hung peers alike: a peer that misses it is reported in
+``peers_timed_out``, never awaited. Peers are asked with ``federation_hop=1`` and answer from
+their own library only, so servers that list each other never recurse. What each call said of
+each peer is kept (``Federation.last``) for ``memory_status``, which never asks a peer itself.
 
 An answer is read from its structured content, else from its JSON text content (what older
 servers send, and all the reference's own peer client reads). Every HTTP response from a peer
-is capped at ``MAX_ANSWER_BYTES``: a peer can spoil its own contribution, never this
-process's memory.
+is capped at ``MAX_ANSWER_BYTES``. How the answers are filtered and merged into the local one
+is ``answers`` and ``join``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Final
 
-from bourdon.errors import InputError, LibraryError, NotFoundError
-from bourdon.formats import yamlio
-from bourdon.model import Visibility, check_agent_id
+from bourdon.federation.peers import Peer
+from bourdon.federation.transport import peer_http_client
 
-log = logging.getLogger("bourdon.federation")
-
-PEERS_FILE: Final = "peers.yaml"
 RECOGNITION_DEADLINE: Final = 0.2
 DEFAULT_DEADLINE: Final = 5.0
 # The reference implementation's own budget for one peer answer, so an answer it accepts from
 # a peer is accepted here too.
 MAX_ANSWER_BYTES: Final = 4 * 1024 * 1024
-# Federated tools that take no access level: a peer is asked them without one.
-UNLEVELED: Final = frozenset({"list_agents"})
-
-
-@dataclass(frozen=True)
-class Peer:
-    name: str
-    url: str
-    token_env: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "url": self.url, "token_env": self.token_env}
-
-
-def parse_peer(text: str) -> Peer:
-    """``NAME=URL`` (the ``--peer`` flag) or a bare URL, the reference's form.
-
-    A bare URL's peer is named after its host and port (``http://127.0.0.1:7501`` ->
-    ``127-0-0-1-7501``), a valid peer name where the reference would use the URL itself.
-    """
-    if text.startswith(("http://", "https://")):
-        name, url = peer_name_of(text), text
-    else:
-        name, sep, url = text.partition("=")
-        if not sep:
-            raise InputError(f"--peer {text!r}: give a URL (http://HOST:PORT) or NAME=URL")
-    check_agent_id(name, "peer name")
-    if not url.startswith(("http://", "https://")):
-        raise InputError(f"peer URL {url!r} must start with http:// or https://")
-    if "?" in url or "#" in url:
-        raise InputError(f"peer URL {url!r} must not have a query or a fragment")
-    return Peer(name, url if url.rstrip("/").endswith("/mcp") else url.rstrip("/") + "/mcp")
-
-
-def peer_name_of(url: str) -> str:
-    """A peer name made of a URL's host and port: lower-case letters, digits and dashes."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        raise InputError(f"peer URL {url!r} has a port that is not a number") from None
-    if not parts.hostname:
-        raise InputError(f"peer URL {url!r} names no host")
-    words = f"{parts.hostname}-{port or ''}".lower()
-    cleaned = "".join(c if c.isascii() and c.isalnum() else "-" for c in words)
-    return "-".join(part for part in cleaned.split("-") if part)[:64].rstrip("-") or "peer"
-
-
-class PeerList:
-    """``peers.yaml`` (or a file of the same shape, ``serve --peers-config``): read, add, remove.
-
-    A row without a ``name`` (the reference names such a peer by its URL) is named after its
-    URL's host and port, as a bare ``--peer URL`` is.
-    """
-
-    def __init__(self, home: Path, path: Path | None = None) -> None:
-        self.path = path or home / PEERS_FILE
-
-    def peers(self) -> list[Peer]:
-        try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
-            return []
-        data = yamlio.load(raw, what=str(self.path))
-        rows = data.get("peers") if isinstance(data, dict) else None
-        if rows is None:
-            return []
-        if not isinstance(rows, list):
-            raise LibraryError(f"{self.path}: 'peers' must be a list")
-        out = []
-        for row in rows:
-            if not isinstance(row, dict) or not isinstance(row.get("url"), str):
-                continue
-            name = row.get("name")
-            if name is None:
-                try:
-                    name = peer_name_of(row["url"])
-                except InputError:
-                    continue
-            if isinstance(name, str):
-                out.append(Peer(name, row["url"], row.get("token_env")))
-        return out
-
-    def add(self, peer: Peer) -> None:
-        peers = [p for p in self.peers() if p.name != peer.name]
-        self._save([*peers, peer])
-
-    def remove(self, name: str) -> None:
-        peers = self.peers()
-        if not any(p.name == name for p in peers):
-            raise NotFoundError(f"no peer {name!r}; see 'bourdon peers list'")
-        self._save([p for p in peers if p.name != name])
-
-    def _save(self, peers: list[Peer]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_bytes(yamlio.dump({"peers": [p.to_dict() for p in peers]}))
-        tmp.replace(self.path)
 
 
 @dataclass
@@ -227,23 +112,8 @@ class Federation:
 
     def _http(self) -> Any:
         if self._client is None:
-            import httpx2
-
-            tokens = {p.url: self.tokens.get(p.name) for p in self.peers}
-
-            class PeerAuth(httpx2.Auth):
-                def auth_flow(self, request: Any) -> Any:
-                    for url, token in tokens.items():
-                        if token and str(request.url).startswith(url):
-                            request.headers["Authorization"] = f"Bearer {token}"
-                    yield request
-
-            limits = httpx2.Limits(max_connections=32, max_keepalive_connections=16)
-            self._client = httpx2.AsyncClient(
-                auth=PeerAuth(),
-                follow_redirects=False,
-                timeout=httpx2.Timeout(DEFAULT_DEADLINE, connect=2.0),
-                transport=_capped_transport(limits, self.max_answer_bytes),
+            self._client = peer_http_client(
+                self.peers, self.tokens, cap=self.max_answer_bytes, timeout=DEFAULT_DEADLINE
             )
         return self._client
 
@@ -252,40 +122,6 @@ class Federation:
             with contextlib.suppress(Exception):
                 await self._client.aclose()
             self._client = None
-
-
-def _capped_transport(limits: Any, cap: int) -> Any:
-    """An HTTP transport whose response bodies stop with an error past ``cap`` bytes."""
-    import httpx2
-
-    class TooLargeError(httpx2.StreamError):
-        """Raised while reading: the SDK turns it into a failed call, never a crash."""
-
-    class Capped(httpx2.AsyncByteStream):
-        def __init__(self, inner: httpx2.AsyncByteStream, url: str) -> None:
-            self.inner, self.url = inner, url
-
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            seen = 0
-            async for chunk in self.inner:
-                seen += len(chunk)
-                if seen > cap:
-                    # Said here: over SSE the SDK reports only that the stream ended.
-                    log.warning("a peer answer from %s was over %s bytes: dropped", self.url, cap)
-                    raise TooLargeError(f"peer answer over {cap:,} bytes")
-                yield chunk
-
-        async def aclose(self) -> None:
-            await self.inner.aclose()
-
-    class Transport(httpx2.AsyncHTTPTransport):
-        async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-            response = await super().handle_async_request(request)
-            if isinstance(response.stream, httpx2.AsyncByteStream):  # always, from this base
-                response.stream = Capped(response.stream, str(request.url))
-            return response
-
-    return Transport(limits=limits)
 
 
 def answer_payload(result: Any) -> dict[str, Any]:
@@ -334,144 +170,3 @@ def peer_outcome(answer: PeerAnswer, tool: str) -> dict[str, Any]:
         "tool": tool,
         "checked_at": datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
     }
-
-
-def peer_meta(answers: list[PeerAnswer]) -> dict[str, Any]:
-    return {
-        "peer_latencies_us": {a.peer: a.latency_us for a in answers},
-        "peers_queried": len(answers),
-        "peers_responded": sum(1 for a in answers if a.payload is not None),
-        "peers_timed_out": sum(1 for a in answers if a.timed_out),
-        "peer_errors": {a.peer: a.error for a in answers if a.error},
-    }
-
-
-# -- merging what peers said -------------------------------------------------------------
-
-
-def seen_at(row: Mapping[str, Any], asked: Visibility) -> Visibility | None:
-    """The level a peer's row is shown at, or None when it may not be shown.
-
-    ``asked`` is the level the peer was asked for (the caller's level, never above team). A
-    row marked above it is dropped, and so is one marked with a value nobody knows. A row
-    without a ``visibility`` key is taken at ``asked``: the reference implementation marks
-    none of the rows it answers with, and filters them itself to the level it is asked.
-    """
-    if "visibility" not in row:
-        return asked
-    try:
-        level = Visibility.parse(row["visibility"])
-    except InputError:
-        return None
-    return level if level <= asked else None
-
-
-def _list(payload: dict[str, Any] | None, key: str) -> list[Any]:
-    """A peer's list under ``key``; anything else (a hostile or broken peer) is no rows."""
-    value = (payload or {}).get(key)
-    return value if isinstance(value, list) else []
-
-
-def peer_agent_names(answers: list[PeerAnswer]) -> set[str]:
-    """Agent ids peers list (``list_agents``), untagged as the reference says."""
-    return {a for answer in answers for a in _list(answer.payload, "agents") if isinstance(a, str)}
-
-
-def tag(peer: str, agent: object) -> str:
-    return f"peer:{peer}:{agent}"
-
-
-def _strings(value: object) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-
-def merge_matches(
-    local: list[dict[str, Any]], answers: list[PeerAnswer], key: str, level: Visibility
-) -> list[dict[str, Any]]:
-    """Entity matches (find_entity, recognition) from peers merged into ``local`` by name.
-
-    A peer's agents are read from ``agents``, else ``source_agents`` (the reference's
-    recognition answer has only those), and tagged into both where the match has them. A
-    merged match's ``visibility`` is the highest of its rows', a peer's unmarked row counting
-    at ``level``.
-    """
-    by_name = {str(m.get("name", "")).casefold(): m for m in local}
-    for answer in answers:
-        for match in _list(answer.payload, key):
-            if not isinstance(match, dict):
-                continue
-            seen = seen_at(match, level)
-            name = match.get("name")
-            if seen is None or not isinstance(name, str) or not name.strip():
-                continue
-            name = name.strip()
-            listed = _strings(match.get("agents")) or _strings(match.get("source_agents"))
-            agents = [tag(answer.peer, a) for a in listed]
-            mine = by_name.get(name.casefold())
-            if mine is None:
-                mine = {
-                    k: v
-                    for k, v in match.items()
-                    if k not in ("agents", "source_agents", "summaries")
-                }
-                mine.update(name=name, agents=[], summaries={}, visibility=str(seen))
-                if "source_agents" in match:
-                    mine["source_agents"] = []
-                local.append(mine)
-                by_name[name.casefold()] = mine
-            else:
-                _raise_visibility(mine, seen)
-                for field_name in ("types", "tags"):  # the reference unions these too
-                    if isinstance(mine.get(field_name), list):
-                        mine[field_name].extend(
-                            v for v in _strings(match.get(field_name)) if v not in mine[field_name]
-                        )
-            for agent in agents:
-                if agent not in mine.setdefault("agents", []):
-                    mine["agents"].append(agent)
-                if "source_agents" in mine and agent not in mine["source_agents"]:
-                    mine["source_agents"].append(agent)
-            summaries = match.get("summaries")
-            if isinstance(summaries, dict) and isinstance(mine.get("summaries"), dict):
-                for agent, text in summaries.items():
-                    if isinstance(text, str):
-                        mine["summaries"][tag(answer.peer, agent)] = text
-    return local
-
-
-def _raise_visibility(row: dict[str, Any], seen: Visibility) -> None:
-    """A local match joined by a peer's row is as visible as the more restricted of them."""
-    try:
-        current = Visibility.parse(row.get("visibility", "public"))
-    except InputError:
-        return
-    if seen > current:
-        row["visibility"] = str(seen)
-
-
-def merge_sessions(
-    local: list[dict[str, Any]], answers: list[PeerAnswer], key: str, level: Visibility
-) -> list[dict[str, Any]]:
-    """Sessions from peers, tagged, without duplicates, newest first."""
-    seen = {(s.get("agent"), s.get("date"), s.get("cwd"), s.get("session_id")) for s in local}
-    out = list(local)
-    for answer in answers:
-        for session in _list(answer.payload, key):
-            if not isinstance(session, dict) or (shown := seen_at(session, level)) is None:
-                continue
-            tagged = {
-                **session,
-                "agent": tag(answer.peer, session.get("agent")),
-                "visibility": str(shown),
-            }
-            ident = (
-                tagged["agent"],
-                tagged.get("date"),
-                tagged.get("cwd"),
-                tagged.get("session_id"),
-            )
-            if ident not in seen:
-                seen.add(ident)
-                out.append(tagged)
-    out.sort(key=lambda s: (str(s.get("date") or ""), str(s.get("agent"))), reverse=True)
-    return out

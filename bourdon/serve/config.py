@@ -10,7 +10,8 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bourdon.federation.client import Federation, Peer, PeerList
+from bourdon.federation.client import Federation
+from bourdon.federation.peers import Peer, PeerList
 
 SHARED_TOKEN_ENV = "BOURDON_PEER_TOKEN"
 

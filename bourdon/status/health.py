@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 from bourdon.access.trust import QUARANTINED, TRUSTED, MemberRegistry
 from bourdon.digest import digest8
 from bourdon.errors import BourdonError
-from bourdon.federation.client import PeerList
+from bourdon.federation.peers import PeerList
 from bourdon.formats import schema
 from bourdon.model import (
     AGENTS_DIR,
@@ -51,7 +51,8 @@ from bourdon.store.library import pid_alive
 
 if TYPE_CHECKING:
     from bourdon.access.trust import Member
-    from bourdon.federation.client import Federation, Peer
+    from bourdon.federation.client import Federation
+    from bourdon.federation.peers import Peer
     from bourdon.query.index import Index
     from bourdon.readers import Broken
     from bourdon.readers.base import Reader, ReaderContext

@@ -27,7 +27,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from bourdon.federation.client import MAX_ANSWER_BYTES, Federation, Peer, answer_payload
+from bourdon.federation.client import MAX_ANSWER_BYTES, Federation, answer_payload
+from bourdon.federation.peers import Peer
 from bourdon.formats import yamlio
 from bourdon.store.library import Library, Provenance
 from bourdon.testing import manifest

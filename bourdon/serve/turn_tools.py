@@ -1,0 +1,105 @@
+"""The turn tools: recognition at turn start, deeper context after it, the Codex turn brief.
+
+Recognition reads only the in-memory index (``turn_start``: refreshed only when due) and asks
+the peers under the short recognition deadline; the other two are local only.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from bourdon.federation.answers import merge_recognition
+from bourdon.query import context
+from bourdon.serve.caller import scope_of
+from bourdon.serve.guard import AskPeers
+from bourdon.serve.hints import READ_ONLY
+
+if TYPE_CHECKING:
+    from mcp.server import MCPServer
+
+    from bourdon.serve.guard import Guard
+
+
+def peer_line(match: Mapping[str, Any]) -> str:
+    """A peer's match as a line of the prompt fragment, marked as bourdon's, naming its agents."""
+    return (
+        f"[bourdon:{', '.join(match['agents'][:2])}] {context.one_line(match['name'], 80)}"
+        f" ({context.one_line(match.get('type') or 'topic', 30)})"
+    )
+
+
+MERGE_RECOGNITION = functools.partial(merge_recognition, line=peer_line, header=context.HEADER)
+
+
+def register_turn_tools(server: MCPServer, guard: Guard) -> None:
+    tool = server.tool(annotations=READ_ONLY)
+    index = guard.index
+
+    @tool
+    async def prepare_recognition_context(
+        prompt: str,
+        access_level: str = "team",
+        include_private: bool = False,
+        federation_hop: int = 0,
+    ) -> dict[str, Any]:
+        """Return immediate recognition and a bounded prompt-context fragment.
+
+        Call it at turn start and prepend prompt_context (at most 1,200 characters and 12
+        lines, each marked as bourdon's and naming its agents) to the model prompt. It reads
+        only the in-memory index and never waits on retrieval. drifting_surfaces is present
+        only when a reader's store stopped yielding. federation_hop: see find_entity.
+        """
+        return await guard.run(
+            "prepare_recognition_context",
+            None,
+            lambda c, d: context.prepare_recognition_context(
+                index, prompt, access_level, include_private, scope=scope_of(c)
+            ),
+            peers=AskPeers({"prompt": prompt}, MERGE_RECOGNITION, federation_hop, recognition=True),
+            turn_start=True,
+        )
+
+    @tool
+    async def get_deeper_context(
+        prompt: str,
+        access_level: str = "team",
+        include_private: bool = False,
+    ) -> dict[str, Any]:
+        """Return post-recognition deeper context for the prompt.
+
+        Separate from prepare_recognition_context so recognition never waits on it.
+        Assembled from the local library without any model call: related sessions,
+        workstreams and notes, with source, entities, doors (which retrieval door matched),
+        truncated, and reason when empty.
+        """
+        return await guard.run(
+            "get_deeper_context",
+            None,
+            lambda c, d: context.get_deeper_context(
+                index, prompt, access_level, include_private, scope=scope_of(c)
+            ),
+        )
+
+    @tool
+    async def compile_codex_turn(
+        prompt: str,
+        cwd: str | None = None,
+        access_level: str = "team",
+        max_items: int = 6,
+        max_chars: int = 1800,
+    ) -> dict[str, Any]:
+        """Compile a turn-scoped Codex recognition brief.
+
+        Ranks what the prompt names, the working folder's project and earlier Codex work in
+        that folder into a compact prompt fragment within max_items and max_chars.
+        """
+        return await guard.run(
+            "compile_codex_turn",
+            None,
+            lambda c, d: context.compile_codex_turn(
+                index, prompt, cwd, access_level, max_items, max_chars, scope=scope_of(c)
+            ),
+            turn_start=True,
+        )

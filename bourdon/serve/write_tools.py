@@ -1,0 +1,104 @@
+"""The write tools: commit a contribution, roll an agent's memory back.
+
+Both run in a worker thread (a git commit) and skip the index refresh; the index sees the
+commit on its next refresh. Who may write what, and whether a write is staged, is the
+guard's ``policy.Decision``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from bourdon.serve.caller import provenance_of, seen_level
+from bourdon.serve.hints import WRITE
+from bourdon.serve.writes import commit, rollback
+
+if TYPE_CHECKING:
+    from mcp.server import MCPServer
+
+    from bourdon.access import policy
+    from bourdon.access.trust import Caller
+    from bourdon.serve.guard import Guard
+
+
+def register_write_tools(server: MCPServer, guard: Guard) -> None:
+    @server.tool(annotations=WRITE)
+    async def commit_to_federation(
+        agent_id: str,
+        agent_type: str | None = None,
+        instance: str | None = None,
+        role_narrative: str | None = None,
+        entities: list[dict[str, Any]] | None = None,
+        sessions: list[dict[str, Any]] | None = None,
+        workstreams: list[dict[str, Any]] | None = None,
+        notes: list[dict[str, Any]] | None = None,
+        mode: str = "merge",
+        session_id: str | None = None,
+        transcript_ref: str | None = None,
+        expected_digest: str | None = None,
+    ) -> dict[str, Any]:
+        """Write a contribution to the federation under agent_id, as one git commit.
+
+        mode "merge" (default) unions rows with the manifest (entities by name ignoring case,
+        sessions by date + cwd + session id, workstreams by name, notes by date + text; list
+        fields unioned, other fields overwritten); "replace" writes only what is given and is
+        destructive. agent_type is needed for a new agent. A result identical to the current
+        manifest writes nothing and answers no_op with the unchanged digest. expected_digest
+        guards against lost updates (a stale one is a 409 carrying the current digest).
+        session_id and transcript_ref are recorded as provenance. Quarantined members may
+        write only their own agent id, and their writes wait in staging until the operator
+        promotes them.
+        """
+
+        def work(caller: Caller, decision: policy.Decision) -> dict[str, Any]:
+            change = commit.build_change(
+                agent_type, instance, role_narrative, entities, sessions, workstreams, notes
+            )
+            return commit.commit_to_federation(
+                guard.library,
+                agent_id,
+                change,
+                mode=mode,
+                expected_digest=expected_digest,
+                provenance=provenance_of(caller, session_id, transcript_ref),
+                staged=decision.staged,
+                level=seen_level(caller),
+                local=caller.transport == "stdio",
+            )
+
+        return await guard.run(
+            "commit_to_federation", agent_id, work, thread=True, uses_index=False
+        )
+
+    @server.tool(annotations=WRITE)
+    async def rollback_agent_memory(
+        agent_id: str,
+        version_id: str,
+        expected_digest: str | None = None,
+        session_id: str | None = None,
+        confirm: bool | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """Restore an archived version of an agent's memory. TRUSTED ONLY.
+
+        Discards every contribution made after the chosen version, as a new version, so the
+        rollback itself can be undone. Pass expected_digest so a write made meanwhile is
+        refused (409) rather than erased. dry_run=true (or confirm=false) only previews what
+        would change and the current digest to pass back; nothing is written.
+        """
+        return await guard.run(
+            "rollback_agent_memory",
+            agent_id,
+            lambda c, d: rollback.rollback_agent_memory(
+                guard.library,
+                agent_id,
+                version_id,
+                expected_digest=expected_digest,
+                dry_run=dry_run,
+                confirm=confirm,
+                provenance=provenance_of(c, session_id, None),
+                level=seen_level(c),
+            ),
+            thread=True,
+            uses_index=False,
+        )

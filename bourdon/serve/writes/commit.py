@@ -1,0 +1,134 @@
+"""``commit_to_federation``: a contribution as one commit (or a staged write), and its summary."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bourdon.digest import digest8
+from bourdon.errors import ConflictError, InputError
+from bourdon.model import ENTITIES, NOTES, SESSIONS, WORKSTREAMS
+from bourdon.serve.writes.counts import visible_counts
+from bourdon.store.library import Library, Provenance, WriteResult
+
+
+def build_change(
+    agent_type: str | None,
+    instance: str | None,
+    role_narrative: str | None,
+    entities: list[dict[str, Any]] | None,
+    sessions: list[dict[str, Any]] | None,
+    workstreams: list[dict[str, Any]] | None,
+    notes: list[dict[str, Any]] | None,
+) -> dict[str, Any]:
+    """The tool's parameters as a change in the manifest's shape."""
+    change: dict[str, Any] = {}
+    agent = {
+        k: v
+        for k, v in (
+            ("type", agent_type),
+            ("instance", instance),
+            ("role_narrative", role_narrative),
+        )
+        if v is not None
+    }
+    if agent:
+        change["agent"] = agent
+    for section, rows in (
+        (ENTITIES, entities),
+        (SESSIONS, sessions),
+        (WORKSTREAMS, workstreams),
+        (NOTES, notes),
+    ):
+        if rows is None:
+            continue
+        if not isinstance(rows, list) or not all(isinstance(r, Mapping) for r in rows):
+            raise InputError(f"{section} must be a list of objects")
+        if section == WORKSTREAMS:
+            # A missing status means "active" for a new workstream (merge fills it in) and
+            # "unchanged" for an existing one.
+            rows = [{k: v for k, v in r.items() if not (k == "status" and v is None)} for r in rows]
+        change[section] = rows
+    return change
+
+
+def commit_summary(
+    result: WriteResult, library: Library, *, level: int | None = None, local: bool = True
+) -> dict[str, Any]:
+    """The write summary of the reference (its counts, ``path``, ``mode``, ``last_updated``,
+    ``digest``) and bourdon's (totals over the sections, versions, ``created``, ``staged``).
+
+    ``local``: the caller is on this machine, so ``path`` is absolute as in the reference; a
+    caller over the network gets it relative to the library (no server path leaves it).
+    """
+    counted = visible_counts(library, result, level)
+    out: dict[str, Any] = {
+        "agent_id": result.agent_id,
+        "path": str(library.root / result.path) if local else result.path,
+        "mode": result.op if result.op in ("merge", "replace") else "merge",
+        **counted.reference_keys(),
+        **counted.summary(),
+        "total": sum(counted.totals.values()),
+        "counts": counted.totals,
+        "last_updated": result.last_updated,
+        "digest": result.digest,
+        "digest8": digest8(result.digest),
+        "previous_digest": result.previous_digest,
+        "version_id": result.version,
+        "created": result.created,
+        "staged": result.staged,
+    }
+    if result.no_op:
+        out["no_op"] = True
+    if result.staged:
+        promote = f"bourdon staging promote {result.agent_id} --from {result.path.split('/')[1]}"
+        out["review"] = f"staged for the operator: {promote}"
+        # The reference's words for the same thing, under the key its clients read.
+        out["note"] = (
+            f"quarantined write staged for review; an operator must run `{promote}` "
+            "before it is served"
+        )
+    return out
+
+
+def stale(
+    exc: ConflictError, agent_id: str, expected_digest: str | None, **more: Any
+) -> ConflictError:
+    """The conflict again, carrying what the reference's stale-write answer names.
+
+    The server lifts ``agent_id``, ``expected_digest``, ``current_digest`` (and ``mode``) to the
+    top level of the tool error, where clients of the reference read them.
+    """
+    return ConflictError(
+        exc.message,
+        exc.current_digest,
+        agent_id=agent_id,
+        expected_digest=expected_digest,
+        **more,
+    )
+
+
+def commit_to_federation(
+    library: Library,
+    agent_id: str,
+    change: Mapping[str, Any],
+    *,
+    mode: str,
+    expected_digest: str | None,
+    provenance: Provenance,
+    staged: bool,
+    level: int | None = None,
+    local: bool = True,
+) -> dict[str, Any]:
+    if staged:
+        if mode != "merge":
+            raise InputError("a quarantined member can only merge; replace needs a trusted member")
+        result = library.stage(provenance.caller, agent_id, change, provenance)
+    else:
+        try:
+            result = library.commit(
+                agent_id, change, mode=mode, expected_digest=expected_digest, provenance=provenance
+            )
+        except ConflictError as exc:
+            raise stale(exc, agent_id, expected_digest, mode=mode) from exc
+    return commit_summary(result, library, level=level, local=local)
