@@ -31,8 +31,8 @@ from bourdon.readers.base import (
     default_health,
     store_path,
 )
+from bourdon.replicate.remotes import add_remote
 from bourdon.replicate.state import RemoteState
-from bourdon.replicate.sync import add_remote
 from bourdon.serve.server import create_server
 from bourdon.status import doctor, health
 from bourdon.store.library import Library, Provenance
