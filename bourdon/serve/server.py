@@ -30,7 +30,8 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from bourdon import __version__
 from bourdon.access import policy
 from bourdon.access.audit import AuditLog
-from bourdon.access.trust import Caller, MemberRegistry
+from bourdon.access.callers import Caller
+from bourdon.access.trust import MemberRegistry
 from bourdon.access.visibility import Scope
 from bourdon.errors import BourdonError, ConflictError, ForbiddenError, InputError
 from bourdon.federation.client import (
