@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bourdon.cli import output
-from bourdon.cli.shared import library_path, open_library, read_input
-from bourdon.digest import digest8
+from bourdon.cli.shared import library_path, open_library, read_input, report_write
 from bourdon.errors import BourdonError, InputError, LibraryError
 from bourdon.formats import yamlio
 
@@ -18,7 +17,6 @@ SHOWN_WARNINGS = 10  # an adoption may warn about hundreds of versions; --json h
 
 if TYPE_CHECKING:
     from bourdon.store.adopt import Adoption
-    from bourdon.store.library import WriteResult
 
 
 def register(sub: Any) -> None:
@@ -215,52 +213,5 @@ def cmd_commit(args: argparse.Namespace) -> int:
     result = library.commit(
         args.agent, change, mode=args.mode, expected_digest=args.expected_digest
     )
-    report(result, args.json)
+    report_write(result, args.json)
     return 0
-
-
-def write_summary(result: WriteResult) -> dict[str, Any]:
-    """The commit summary of the wire contract (``no_op`` only when nothing was written)."""
-    summary: dict[str, Any] = {
-        "agent_id": result.agent_id,
-        "op": result.op,
-        "added": result.stats.total_added,
-        "updated": result.stats.total_updated,
-        "removed": result.stats.total_removed,
-        "total": result.totals.get("total", 0),
-        "counts": {k: v for k, v in result.totals.items() if k != "total"},
-        "path": result.path,
-        "digest": result.digest,
-        "digest8": digest8(result.digest),
-        "previous_digest": result.previous_digest,
-        "version_id": result.version,
-        "last_updated": result.last_updated,
-    }
-    if result.no_op:
-        summary["no_op"] = True
-    if result.staged:
-        summary["staged"] = True
-    return summary
-
-
-def report(result: WriteResult, as_json: bool) -> None:
-    if as_json:
-        output.print_json(write_summary(result))
-        return
-    if result.no_op:
-        short = digest8(result.digest)
-        print(f"No change: {result.agent_id} already holds these rows (digest {short})")
-        return
-    verb = {
-        "merge": "Merged into",
-        "replace": "Replaced",
-        "rollback": "Rolled back",
-        "promote": "Promoted into",
-        "stage": "Staged for",
-    }.get(result.op, result.op)
-    s = result.stats
-    print(
-        f"{verb} {result.agent_id}: +{s.total_added} added, ~{s.total_updated} updated, "
-        f"-{s.total_removed} removed ({result.totals.get('total', 0)} rows in all)"
-    )
-    print(f"  version {output.short(result.version)}  digest {digest8(result.digest)}")
