@@ -27,6 +27,7 @@ bench: $(VENV)/.dev-installed
 lint: $(VENV)/.dev-installed
 	$(PY) -m ruff check bourdon tests bench
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 clean:
 	rm -rf $(VENV) .venv-ci build dist *.egg-info .hypothesis

@@ -10,7 +10,7 @@ on first use of ``bourdon.Library``; the MCP SDK only by the server.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import typing as _typing
 
 from bourdon.errors import (
     AuthError,
@@ -28,7 +28,7 @@ from bourdon.errors import (
 )
 from bourdon.model import Manifest, Visibility
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from bourdon.store.library import Library
 
 __version__ = "0.1.0"
@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     if name == "Library":
         from bourdon.store.library import Library
 

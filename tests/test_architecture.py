@@ -1,144 +1,129 @@
-"""The dependency direction of DESIGN section 2, enforced by reading every module's imports."""
+"""The house of DESIGN section 2 holds: layers that only point down, pure readers, one module that
+runs processes, configuration read at the edges, no cycles, no oversized modules.
+
+The contracts are pyproject.toml's ``[tool.importlinter]``; the rules import-linter cannot see
+are in tests/support/architecture.py. tests/test_layering.py shows that each of them fails on
+a planted violation.
+"""
 
 from __future__ import annotations
 
 import ast
 import subprocess
 import sys
-from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "bourdon"
+import pytest
 
-# module -> what it may import from bourdon. Lower layers never import higher ones.
-ALLOWED: dict[str, set[str]] = {
-    "errors": set(),
-    "resources": set(),
-    "output": set(),
-    "model": {"errors"},
-    "yamlio": {"errors"},
-    "digest": {"errors"},
-    "merge": {"errors", "model"},
-    "syncmerge": {"merge", "model"},
-    "visibility": {"errors", "model"},
-    "recognition": set(),
-    "schema": {"errors", "model", "yamlio", "resources"},
-    "gitrepo": {"errors"},
-    "manifestcache": {"schema", "yamlio", "resources"},
-    "durable": set(),
-    "adopt": {"errors", "model", "yamlio", "schema", "digest"},
-    "library": {
-        "adopt",
-        "errors",
-        "model",
-        "yamlio",
-        "schema",
-        "digest",
-        "merge",
-        "gitrepo",
-        "manifestcache",
-        "durable",
-        "syncmerge",
-    },
-    "syncstate": {"errors", "model", "durable", "gitrepo"},
-    "sync": {
-        "errors",
-        "model",
-        "yamlio",
-        "digest",
-        "durable",
-        "merge",
-        "visibility",
-        "syncmerge",
-        "syncstate",
-        "library",
-    },
-    "trust": {"errors", "model", "yamlio", "durable"},
-    "audit": set(),
-    "policy": {"trust"},
-    "redact": set(),
-    "hookinstall": {"errors"},
-    "doctor": {"model"},
-    "export": {"errors", "model", "merge", "library", "readers", "redact", "durable"},
-}
-LOW_LAYERS = set(ALLOWED)
-MID_LAYERS = {"index", "trust", "federation", "export", "library", "sync"}
-SURFACES = {"cli", "commands", "server", "__main__"}
-# Configuration and environment variables are read only at the composition roots. gitrepo
-# copies the environment to hand it to git with GIT_* removed; it reads no setting from it.
-READS_ENVIRONMENT = SURFACES | {"gitrepo", "server_config"}
+from tests.support.architecture import (
+    MAX_LINES,
+    PACKAGE,
+    READER_SCRATCH_COPY,
+    LintResult,
+    children,
+    contract,
+    importlinter_config,
+    layer_names,
+    lint_imports,
+    oversized,
+    package_cycles,
+    python_files,
+    rule_violations,
+    unlayered,
+)
 
 
-def modules() -> dict[str, Path]:
-    found = {}
-    for path in PACKAGE.rglob("*.py"):
-        rel = path.relative_to(PACKAGE).with_suffix("")
-        name = ".".join(rel.parts).removesuffix(".__init__")
-        found[name or "__init__"] = path
-    return found
+def test_every_top_level_module_and_package_belongs_to_a_layer() -> None:
+    assert unlayered(PACKAGE) == []
 
 
-def bourdon_imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-        else:
-            continue
-        for name in names:
-            if name.startswith("bourdon."):
-                out.add(name.split(".")[1])
-    return out
+def test_every_layer_names_something_that_exists() -> None:
+    named = {name for layer in layer_names() for name in layer}
+    assert named - children(PACKAGE) == set()
 
 
-def top(name: str) -> str:
-    return name.split(".")[0]
+def test_every_agent_reader_is_independent_of_the_others() -> None:
+    """A module of readers/ is a shared helper (base, common/) or an agent's reader, which joins
+    the independence contract and the agents' layer of the readers-inside contract."""
+    agents = children(PACKAGE / "readers") - {"base", "common"}
+    independent = {
+        m.removeprefix("bourdon.readers.") for m in contract("readers-independent")["modules"]
+    }
+    assert independent == agents
+    assert set(layer_names("readers-inside")[0]) == agents
 
 
-def test_low_layers_import_only_what_their_layer_allows() -> None:
-    problems = []
-    for name, path in modules().items():
-        if name in ALLOWED:
-            extra = bourdon_imports(path) - ALLOWED[name] - {name}
-            # `from bourdon import yamlio` names the package, then the module.
-            extra -= {"__init__"}
-            if extra:
-                problems.append(f"{name} imports {sorted(extra)}")
-    assert problems == []
+@pytest.fixture(scope="module")
+def lint() -> LintResult:
+    return lint_imports()
 
 
-def test_readers_import_only_model_errors_and_their_base() -> None:
-    for name, path in modules().items():
-        if top(name) == "readers":
-            assert bourdon_imports(path) <= {"model", "errors", "readers"}, name
+def test_lint_imports_passes_with_codex_independent_of_claude_code(lint: LintResult) -> None:
+    """Every contract is kept. Red until the readers split lands: bourdon.readers.codex imports
+    bourdon.readers.claude_code and breaks readers-independent."""
+    assert lint.returncode == 0, lint.output
+    assert all(lint.kept.values()), lint.output
 
 
-def test_nothing_below_the_surfaces_imports_a_surface_or_the_test_helpers() -> None:
-    for name, path in modules().items():
-        if top(name) in SURFACES or top(name) == "testing":
-            continue
-        bad = bourdon_imports(path) & (SURFACES | {"testing"})
-        assert not bad, f"{name} imports {sorted(bad)}"
+def test_lint_imports_breaks_no_contract_but_readers_independent(lint: LintResult) -> None:
+    """Holds before and after the readers split: nothing else may break meanwhile."""
+    assert set(lint.broken()) <= {contract("readers-independent")["name"]}, lint.output
 
 
-def test_only_composition_roots_read_the_environment() -> None:
-    for name, path in modules().items():
-        if top(name) in READS_ENVIRONMENT or top(name) == "testing":
-            continue
-        text = path.read_text(encoding="utf-8")
-        assert "os.environ" not in text and "getenv" not in text, name
+def test_lint_imports_checks_every_contract_of_pyproject(lint: LintResult) -> None:
+    contracts = [c["name"] for c in importlinter_config()["contracts"]]
+    assert sorted(lint.kept) == sorted(contracts), lint.output
 
 
-def test_only_gitrepo_starts_processes() -> None:
-    for name, path in modules().items():
-        if name == "gitrepo" or top(name) == "testing":
-            continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-        assert "subprocess" not in imported, name
+@pytest.fixture(scope="module")
+def violations() -> list[str]:
+    return rule_violations(PACKAGE)
+
+
+def test_only_the_git_module_starts_processes(violations: list[str]) -> None:
+    assert [v for v in violations if "process" in v] == []
+
+
+def test_readers_never_write_nor_touch_the_network(violations: list[str]) -> None:
+    assert [v for v in violations if "readers never" in v] == []
+
+
+def test_only_cli_and_serve_read_the_environment(violations: list[str]) -> None:
+    assert [v for v in violations if "environment" in v] == []
+
+
+@pytest.mark.parametrize(("module", "function"), sorted(READER_SCRATCH_COPY))
+def test_each_reader_write_exception_names_a_function_that_exists(
+    module: str, function: str
+) -> None:
+    """An exception outliving its code would let a new function of that name write: prune it."""
+    defined = {
+        node.name
+        for rel, path in python_files(PACKAGE)
+        if rel.removesuffix(".py") == module or rel.startswith(module + "/")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef)
+    }
+    assert function in defined
+
+
+def test_every_rule_violation_is_one_of_the_above(violations: list[str]) -> None:
+    assert violations == []
+
+
+def test_no_import_cycle_between_packages() -> None:
+    """Among the subpackages of each package (and, at the top, the value modules beside them)
+    no chain of imports leads back to where it started."""
+    assert package_cycles() == []
+
+
+def test_no_module_is_over_the_size_limit_without_a_reason_in_its_docstring() -> None:
+    """A module over MAX_LINES (400) lines says why in a docstring line beginning ``Size:``.
+    Red until the splits of the big modules land."""
+    assert MAX_LINES == 400
+    assert oversized(PACKAGE) == []
+
+
+# -- import cost ------------------------------------------------------------------------------
 
 
 def test_importing_bourdon_does_not_import_the_mcp_sdk_or_git_machinery() -> None:
