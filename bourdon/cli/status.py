@@ -1,9 +1,9 @@
 """``bourdon status`` and ``bourdon doctor``: the library's health, for people and for scripts.
 
-Both build the same report (``bourdon.health``) the MCP tool ``memory_status`` gives, read from
-the library at HEAD (the CLI has no index loaded). ``doctor`` adds the slow checks (``git fsck``,
-every manifest validated at HEAD and on disk, the git identity hand commits use, and with
-``--host`` the bind ``bourdon serve`` would make) and prints each problem with its fix.
+Both build the same report (``bourdon.status.health``) the MCP tool ``memory_status`` gives,
+read from the library at HEAD (the CLI has no index loaded). ``doctor`` adds the slow checks
+(``git fsck``, every manifest validated at HEAD and on disk, the git identity hand commits use,
+and with ``--host`` the bind ``bourdon serve`` would make) and prints each problem with its fix.
 """
 
 from __future__ import annotations
