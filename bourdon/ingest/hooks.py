@@ -14,7 +14,9 @@ settings file and takes them out again:
   is semantically what it was before. A file that install created is removed. What install
   created is remembered in ``<state_dir>/hooks-installed.json`` (``$BOURDON_HOME``).
 
-The caller passes the home folder and the state folder (no environment is read here).
+The caller passes the home folder and the state folder (no environment is read here). Where
+each agent's file is, and bourdon's hook file for it: ``hookfiles``; the JSON of settings files
+and their two shapes of hook lists: ``settingsjson``.
 """
 
 from __future__ import annotations
