@@ -115,7 +115,7 @@ def reader_calls_os_system(pkg: Path) -> None:
 
 def reader_opens_a_file_for_writing(pkg: Path) -> None:
     append(
-        pkg / "readers" / "cursor.py",
+        pkg / "readers" / "cursor" / "__init__.py",
         "def _planted(path: Path) -> None:\n"
         "    with path.open('a', encoding='utf-8') as handle:\n"
         "        handle.write('x')",
@@ -135,7 +135,7 @@ def reader_writes_text(pkg: Path) -> None:
 
 def reader_opens_sqlite_for_writing(pkg: Path) -> None:
     append(
-        pkg / "readers" / "copilot.py",
+        pkg / "readers" / "copilot" / "__init__.py",
         "import sqlite3\n\n\ndef _planted(p: Path) -> None:\n    sqlite3.connect(str(p))",
     )
 
@@ -193,7 +193,7 @@ CASES = {
     ),
     "a reader calls os.system": Case(reader_calls_os_system, (Rule("calls os.system"),)),
     "a reader opens a file for appending": Case(
-        reader_opens_a_file_for_writing, (Rule("readers/cursor.py"), Rule("open(mode='a')"))
+        reader_opens_a_file_for_writing, (Rule("readers/cursor/__init__.py"), Rule("open(mode='a')"))
     ),
     "a reader opens a file with open(p, 'w')": Case(
         reader_writes_a_file_with_open, (Rule("open(mode='w')"),)

@@ -2,9 +2,10 @@
 
 A reader turns one agent's native store (transcripts, SQLite databases, memory files) into a
 *fresh view* in the manifest's shape: ``{"agent": {...}, "known_entities": [...],
-"recent_sessions": [...], "notes": [...]}``. The export pipeline (``bourdon.export``) redacts
-it, applies visibility and commits it with ``Library.regenerate``, which replaces only this
-reader's rows from this machine.
+"recent_sessions": [...], "notes": [...]}``. The export pipeline (``bourdon.ingest.pipeline``)
+redacts it, applies visibility and commits it with ``Library.regenerate``, which replaces only
+this reader's rows from this machine. Helpers only some readers need are in
+``bourdon.readers.common``; this module is what a plugin imports.
 
 Readers are registered through the entry-point group ``bourdon.readers`` (built-in readers
 too), and found with ``bourdon.readers.load_readers()``.
@@ -63,6 +64,7 @@ class ReadStats:
     problems: list[str] = field(default_factory=list)
 
     def problem(self, text: str) -> None:
+        """Note a problem for the report; the first 50 are kept."""
         if len(self.problems) < 50:
             self.problems.append(text)
 
@@ -76,6 +78,7 @@ class ReadResult:
 
     @property
     def rows(self) -> int:
+        """How many rows the view holds, of every kind."""
         return sum(
             len(self.manifest.get(k) or [])
             for k in ("known_entities", "recent_sessions", "known_workstreams", "notes")
@@ -126,6 +129,7 @@ def store_path(reader: Reader, ctx: ReaderContext) -> Path | None:
 
 
 def default_health(reader: Reader, ctx: ReaderContext) -> Health:
+    """Ready when the store is found and readable; else what to set or fix."""
     path = store_path(reader, ctx)
     if path is None:
         places = ", ".join(str(p) for p in reader.locations(ctx)) or "(none known)"

@@ -42,7 +42,7 @@ the user's time zone, ``""`` if none; working directory; the user's own prompts 
 actions; files edited); project entities and files touched in several sessions; notes from the
 rules files.
 
-Visibility (the same rule in every reader): ``readers.assembly.visibility``.
+Visibility (the same rule in every reader): ``readers.common.privacy``.
 """
 
 from __future__ import annotations
@@ -66,21 +66,12 @@ from bourdon.readers.base import (
     parse_time,
     project_name,
 )
-from bourdon.readers.common.assembly import (
-    Draft,
-    NoteDraft,
-    assemble,
-    is_windows_path,
-    safe_text,
-    unique,
-)
-from bourdon.readers.common.files import (
-    children,
-    described,
-    editor_user_dirs,
-    memory_notes,
-    path_argument,
-)
+from bourdon.readers.common.assembly import Draft, NoteDraft, assemble
+from bourdon.readers.common.files import children, described, editor_user_dirs, memory_notes
+from bourdon.readers.common.frontmatter import Meta
+from bourdon.readers.common.paths import is_windows_path, safe_text
+from bourdon.readers.common.text import unique
+from bourdon.readers.common.tools import path_argument
 
 NAME: Final = "cline"
 EXTENSIONS: Final = {
@@ -119,6 +110,7 @@ class ClineReader:
     store_env = "BOURDON_CLINE_STORE"
 
     def locations(self, ctx: ReaderContext) -> list[Path]:
+        """Every editor's extension folder for the three forks, then ``~/.cline/data``."""
         users = [d for editor in EDITORS for d in editor_user_dirs(ctx, editor)]
         users.append(ctx.home / ".vscode-server" / "data" / "User")
         roots = [user / "globalStorage" / ext for user in users for ext in EXTENSIONS]
@@ -127,9 +119,11 @@ class ClineReader:
         return unique(roots)
 
     def health(self, ctx: ReaderContext) -> Health:
+        """Ready when a Cline, Roo Code or Kilo Code store is found and readable."""
         return default_health(self, ctx)
 
     def read(self, ctx: ReaderContext) -> ReadResult:
+        """Every task root present, then the rules files of the tasks' folders, as one view."""
         stats = ReadStats()
         drafts: list[Draft] = []
         for root in self._roots(ctx):
@@ -283,7 +277,7 @@ def _rules(folders: list[str], ctx: ReaderContext, stats: ReadStats) -> list[Not
         label = path.stem if path.suffix == ".md" else ".clinerules"
         where = f" for {project_name(folder)}" if folder else ""
 
-        def heading(meta: dict[str, str], label: str = label, where: str = where) -> str:
+        def heading(meta: Meta, label: str = label, where: str = where) -> str:
             return f"Cline rule {label}{described(meta)}{where}"
 
         notes += memory_notes(path, folder, "cline-rule", ctx.tz, stats, heading=heading)

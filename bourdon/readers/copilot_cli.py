@@ -33,7 +33,7 @@ timestamp in the user's time zone, ``""`` if none; working directory; the title 
 own prompts as key actions; files from edit tools and ``session_files``); project entities and
 files touched in several sessions; notes from the instruction files.
 
-Visibility (the same rule in every reader): ``readers.assembly.visibility``.
+Visibility (the same rule in every reader): ``readers.common.privacy``.
 
 SQLite is read without ever writing beside the store (see ``read_sqlite``): no ``-wal`` or
 ``-shm`` is created and no byte or modification time changes.
@@ -61,22 +61,12 @@ from bourdon.readers.base import (
     project_name,
     store_path,
 )
-from bourdon.readers.common.assembly import (
-    Draft,
-    NoteDraft,
-    assemble,
-    is_windows_path,
-    safe_text,
-    unique,
-)
-from bourdon.readers.common.files import (
-    children,
-    memory_notes,
-    patch_files,
-    path_argument,
-    read_memory_file,
-)
-from bourdon.readers.common.sqlite import _tables, read_sqlite
+from bourdon.readers.common.assembly import Draft, NoteDraft, assemble
+from bourdon.readers.common.files import children, memory_notes, read_memory_file
+from bourdon.readers.common.paths import is_windows_path, safe_text
+from bourdon.readers.common.sqlite import read_sqlite, table_names
+from bourdon.readers.common.text import unique
+from bourdon.readers.common.tools import patch_files, path_argument
 
 NAME: Final = "copilot-cli"
 EDIT_TOOLS: Final = frozenset(
@@ -137,13 +127,16 @@ class CopilotCliReader:
     store_env = "BOURDON_COPILOT_CLI_STORE"
 
     def locations(self, ctx: ReaderContext) -> list[Path]:
+        """``$COPILOT_HOME`` when set, then ``~/.copilot``."""
         native = ctx.env.get("COPILOT_HOME")
         return unique([*([Path(native)] if native else []), ctx.home / ".copilot"])
 
     def health(self, ctx: ReaderContext) -> Health:
+        """Ready when a Copilot CLI store is found and readable."""
         return default_health(self, ctx)
 
     def read(self, ctx: ReaderContext) -> ReadResult:
+        """Session folders, then the session store database, then instruction files."""
         stats = ReadStats()
         drafts: dict[str, Draft] = {}
         notes: list[NoteDraft] = []
@@ -287,7 +280,7 @@ def _yaml_scalar(value: str) -> str | None:
 
 
 def _store_query(conn: sqlite3.Connection, stats: ReadStats) -> dict[str, list[dict[str, Any]]]:
-    tables = _tables(conn)
+    tables = table_names(conn)
     wanted = {
         "sessions": ("id", "cwd", "summary", "created_at", "updated_at"),
         "turns": ("session_id", "turn_index", "user_message", "timestamp"),

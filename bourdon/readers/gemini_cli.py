@@ -39,7 +39,7 @@ timestamp in the user's time zone, ``""`` if none; working directory; the summar
 and the user's own prompts as key actions; files edited); project entities and files touched
 in several sessions; notes from the memory files.
 
-Visibility (the same rule in every reader): ``readers.assembly.visibility``.
+Visibility (the same rule in every reader): ``readers.common.privacy``.
 """
 
 from __future__ import annotations
@@ -66,21 +66,11 @@ from bourdon.readers.base import (
     project_name,
     store_path,
 )
-from bourdon.readers.common.assembly import (
-    Draft,
-    NoteDraft,
-    assemble,
-    is_windows_path,
-    safe_text,
-    unique,
-)
-from bourdon.readers.common.files import (
-    bullets,
-    children,
-    memory_notes,
-    path_argument,
-    read_memory_file,
-)
+from bourdon.readers.common.assembly import Draft, NoteDraft, assemble
+from bourdon.readers.common.files import bullets, children, memory_notes, read_memory_file
+from bourdon.readers.common.paths import is_windows_path, safe_text
+from bourdon.readers.common.text import unique
+from bourdon.readers.common.tools import path_argument
 
 NAME: Final = "gemini-cli"
 EDIT_TOOLS: Final = frozenset({"write_file", "replace", "edit", "smart_edit"})
@@ -97,13 +87,16 @@ class GeminiCliReader:
     store_env = "BOURDON_GEMINI_CLI_STORE"
 
     def locations(self, ctx: ReaderContext) -> list[Path]:
+        """``$GEMINI_CLI_HOME/.gemini`` when set, then ``~/.gemini``."""
         native = ctx.env.get("GEMINI_CLI_HOME")
         return unique([*([Path(native) / ".gemini"] if native else []), ctx.home / ".gemini"])
 
     def health(self, ctx: ReaderContext) -> Health:
+        """Ready when a Gemini CLI store is found and readable."""
         return default_health(self, ctx)
 
     def read(self, ctx: ReaderContext) -> ReadResult:
+        """Chat recordings and prompt logs, then global and project GEMINI.md files."""
         stats = ReadStats()
         drafts: list[Draft] = []
         notes: list[NoteDraft] = []

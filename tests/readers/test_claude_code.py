@@ -18,7 +18,8 @@ import pytest
 from bourdon.formats import schema
 from bourdon.readers import load_readers
 from bourdon.readers.base import MAX_LINE, ReaderContext, ReadResult
-from bourdon.readers.claude_code import ClaudeCodeReader, is_private_path
+from bourdon.readers.claude_code import ClaudeCodeReader
+from bourdon.readers.common.privacy import is_private_path
 from bourdon.store.library import Library
 from bourdon.testing.readercheck import PARIS, check_golden, golden_text, snapshot
 from tests.support.stores.claude_code import write_store

@@ -19,7 +19,8 @@ import pytest
 from bourdon.formats import schema
 from bourdon.readers import load_readers
 from bourdon.readers.base import ReaderContext, ReadResult
-from bourdon.readers.codex import CodexReader, open_sqlite
+from bourdon.readers.codex import CodexReader
+from bourdon.readers.codex.threads import open_sqlite
 from bourdon.store.library import Library
 from bourdon.testing.readercheck import PARIS, check_golden, golden_text, snapshot
 from tests.support.stores.codex import SECRET, write_store

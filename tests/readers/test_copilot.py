@@ -12,7 +12,9 @@ import pytest
 from bourdon.formats import yamlio
 from bourdon.readers import load_readers
 from bourdon.readers.base import Reader, ReadResult, ReadStats
-from bourdon.readers.copilot import CopilotReader, replay, session_draft
+from bourdon.readers.copilot import CopilotReader
+from bourdon.readers.copilot.replay import replay
+from bourdon.readers.copilot.sessions import session_draft
 from bourdon.store.library import Library
 from bourdon.testing.readercheck import (
     check_golden,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import sqlite3
 import subprocess
@@ -16,7 +17,8 @@ import pytest
 from bourdon.formats import yamlio
 from bourdon.readers import load_readers
 from bourdon.readers.base import Reader, ReadResult, ReadStats
-from bourdon.readers.cursor import CursorReader, uri_path
+from bourdon.readers.common.paths import uri_path
+from bourdon.readers.cursor import CursorReader
 from bourdon.store.library import Library
 from bourdon.testing.readercheck import (
     check_golden,
@@ -305,7 +307,7 @@ def test_live_writer_while_polling_1000_times(tmp_path: Path) -> None:
     assert store.ACCESS_TOKEN not in json.dumps(result.manifest)
 
 
-# -- the blocks every reader here shares (cursor.py holds the reference copy) --------------------
+# -- the blocks every reader here shares (cursor's docstring holds the reference copy) ----
 
 READER_MODULES = ("cursor", "copilot", "copilot_cli", "gemini_cli", "cline")
 
@@ -318,15 +320,11 @@ def _block(text: str, start: str, end: str) -> str | None:
 
 
 def test_the_visibility_rule_is_documented_the_same_in_every_reader() -> None:
-    folder = Path(sys.modules[CursorReader.__module__].__file__ or "").parent
-    sources = {m: (folder / f"{m}.py").read_text(encoding="utf-8") for m in READER_MODULES}
+    sources = {
+        m: importlib.import_module(f"bourdon.readers.{m}").__doc__ or "" for m in READER_MODULES
+    }
     rules = {
-        " ".join(
-            s.split("Visibility (the same rule in every reader)")[1]
-            .split('"""')[0]
-            .split("\n\n")[0]
-            .split()
-        )
+        " ".join(s.split("Visibility (the same rule in every reader)")[1].split("\n\n")[0].split())
         for s in sources.values()
     }
     assert len(rules) == 1, rules

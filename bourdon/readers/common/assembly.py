@@ -1,5 +1,7 @@
-"""From what a reader found (sessions, files, notes) to the rows of a manifest view: limits,
-entities, notes and the visibility rule every reader applies.
+"""From drafts (sessions, files, notes) to the rows of a manifest view: limits, project and
+file entities, notes. Used by the readers whose projects are named by their folder
+(``base.project_name``): Cursor, Copilot, Copilot CLI, Gemini CLI, Cline. Visibility is the
+shared rule of ``common.privacy``.
 
 Pure like every reader: reads files, never writes, no git, no network.
 """
@@ -8,36 +10,25 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from bourdon.readers.base import (
     ReaderContext,
     ReadStats,
     clean_text,
     local_date,
-    normalize_path,
     project_name,
 )
+from bourdon.readers.common.paths import is_windows_path, relative_file, safe_text
+from bourdon.readers.common.privacy import visibility
+from bourdon.readers.common.text import note_text, unique
 
-T = TypeVar("T")
-
-PRIVATE_DIRS: Final = ("personal", "private")
-_HOME_PRIVATE: Final = re.compile(
-    r"^(?:~|/home/[^/]+|/Users/[^/]+|/root|/mnt/[a-z]/Users/[^/]+|[a-z]:/Users/[^/]+)"
-    r"/(?:personal|private)(?:/|$)",
-    re.IGNORECASE,
-)
-_UNSAFE: Final = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
-_NOTE_UNSAFE: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
-_ANSI_CODES: Final = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)")
 MAX_SESSIONS: Final = 500
 MAX_ENTITIES: Final = 1000
 MAX_NOTES: Final = 1000
-MAX_NOTE: Final = 4000
 OFTEN: Final = 2  # a file touched in at least this many sessions becomes an entity
 
 
@@ -68,76 +59,6 @@ class NoteDraft:
     project: str | None
     tag: str
     path: str
-
-
-def visibility(path: str | None, home: Path) -> str:
-    """A row's visibility from its working directory, or the file a note comes from.
-
-    "private" under ``~/personal`` or ``~/private`` (``~`` being this home or any user's home:
-    ``/home/<user>``, ``/Users/<user>``, ``C:\\Users\\<user>``, ``/mnt/<drive>/Users/<user>``),
-    else "team". (``assemble`` makes a project private when any of its sessions is.)
-    """
-    if not path:
-        return "team"
-    text = path.replace("\\", "/")
-    base = str(home).replace("\\", "/").rstrip("/")
-    if is_windows_path(path):
-        text, base = text.casefold(), base.casefold()
-    for name in PRIVATE_DIRS:
-        root = f"{base}/{name}"
-        if text == root or text.startswith(root + "/"):
-            return "private"
-    return "private" if _HOME_PRIVATE.match(text) else "team"
-
-
-def is_windows_path(path: str) -> bool:
-    return bool(re.match(r"^[A-Za-z]:[\\/]", path)) or path.startswith("\\\\")
-
-
-def safe_text(value: str | None) -> str | None:
-    """``value`` unless it holds control characters or lone surrogates (a garbled path)."""
-    return value if value and not _UNSAFE.search(value) else None
-
-
-def relative_file(path: str, cwd: str | None) -> str | None:
-    """A touched file as people name it: relative to the session's folder when inside it."""
-    norm = safe_text(normalize_path(path))
-    if norm is None:
-        return None
-    windows = is_windows_path(norm)
-    if not windows and "\\" in norm and not norm.startswith("/"):
-        return PureWindowsPath(norm).as_posix()  # a relative path written on Windows
-    if not cwd or windows != is_windows_path(cwd):
-        return norm
-    pure: type[PurePosixPath] | type[PureWindowsPath] = (
-        PureWindowsPath if windows else PurePosixPath
-    )
-    file, folder = pure(norm), pure(cwd)
-    if not file.is_absolute():
-        return file.as_posix()
-    try:
-        return file.relative_to(folder).as_posix()
-    except ValueError:
-        return norm
-
-
-def note_text(text: str) -> str:
-    """Memory-file text kept readable and within the note limit."""
-    text = _ANSI_CODES.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    text = _NOTE_UNSAFE.sub(" ", text)
-    text = re.sub(r"\n{3,}", "\n\n", text).strip()
-    return text if len(text) <= MAX_NOTE else text[: MAX_NOTE - 1].rstrip() + "…"
-
-
-def unique(items: Iterable[T]) -> list[T]:
-    """Items in first-seen order, without repeats or empty values."""
-    seen: set[Any] = set()
-    out = []
-    for item in items:
-        if item and item not in seen:
-            seen.add(item)
-            out.append(item)
-    return out
 
 
 def session_row(

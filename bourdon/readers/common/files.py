@@ -1,43 +1,53 @@
-"""Paths, URIs and tool arguments as the IDE-based stores write them, shared by their readers.
+"""Where a store lives and its small files: store roots, folder listings, memory and rule files.
 
 Pure like every reader: reads files, never writes, no git, no network.
 """
 
 from __future__ import annotations
 
-import json
+import os
 import re
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import Final, TypeVar
-from urllib.parse import unquote, urlparse
+from typing import Final
 
 from bourdon.readers.base import (
+    Reader,
     ReaderContext,
     ReadStats,
     local_date,
-    normalize_path,
     project_name,
 )
-from bourdon.readers.common.assembly import NoteDraft, safe_text, unique
+from bourdon.readers.common.assembly import NoteDraft
+from bourdon.readers.common.frontmatter import Meta, front_matter
+from bourdon.readers.common.text import unique
 
-PATH_KEYS: Final = (
-    "target_file",
-    "targetFile",
-    "relativeWorkspacePath",
-    "relative_workspace_path",
-    "file_path",
-    "filePath",
-    "absolute_path",
-    "path",
-)
-T = TypeVar("T")
 MEMORY_FILE_LIMIT: Final = 1024 * 1024
-_PATCH_FILE: Final = re.compile(
-    r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.MULTILINE
-)
+
+
+def store_roots(reader: Reader, ctx: ReaderContext) -> list[Path]:
+    """Every store folder to read: the explicit one, the env list, or each default that exists."""
+    if ctx.store is not None:
+        return [ctx.store] if ctx.store.is_dir() else []
+    override = ctx.env.get(reader.store_env)
+    if override:
+        parts = [p.strip() for p in re.split(rf"[,{re.escape(os.pathsep)}]", override)]
+        candidates = [ctx.home / p[2:] if p.startswith("~/") else Path(p) for p in parts if p]
+    else:
+        candidates = list(reader.locations(ctx))
+    found: list[Path] = []
+    seen: set[str] = set()
+    for path in candidates:
+        try:
+            key = str(path.resolve())
+        except OSError:
+            continue
+        if path.is_dir() and key not in seen:
+            seen.add(key)
+            found.append(path)
+    return found
 
 
 def editor_user_dirs(ctx: ReaderContext, product: str) -> list[Path]:
@@ -51,17 +61,20 @@ def editor_user_dirs(ctx: ReaderContext, product: str) -> list[Path]:
     return unique(order.get(sys.platform, [linux, mac, windows]))
 
 
-def uri_path(value: object) -> str | None:
-    """The path a ``file://``, ``vscode-remote://`` URI (or a plain path) names; else None."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    if text.startswith("vscode-remote://"):
-        path = unquote(urlparse(text).path)
-        return normalize_path(path) if path else None
-    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]+://", text) and not text.startswith("file://"):
-        return None  # other schemes (untitled:, vscode-vfs://...) name no local file
-    return safe_text(normalize_path(text))
+def children(folder: Path) -> list[Path]:
+    """The entries of ``folder``, sorted; none when it is missing or unreadable."""
+    try:
+        return sorted(folder.iterdir())
+    except OSError:
+        return []
+
+
+def listing(folder: Path, pattern: str) -> list[Path]:
+    """``folder.glob(pattern)`` sorted; empty when the folder vanishes while it is listed."""
+    try:
+        return sorted(folder.glob(pattern))
+    except OSError:
+        return []
 
 
 def read_memory_file(path: Path, stats: ReadStats) -> tuple[str, datetime | None]:
@@ -89,7 +102,7 @@ def memory_notes(
     tz: tzinfo | None,
     stats: ReadStats,
     *,
-    heading: str | Callable[[dict[str, str]], str] | None = None,
+    heading: str | Callable[[Meta], str] | None = None,
     per_bullet: bool = False,
     where: str | None = None,
 ) -> list[NoteDraft]:
@@ -108,13 +121,16 @@ def memory_notes(
         return [NoteDraft(date, item, project, tag, where) for item in bullets(text) or [text]]
     if callable(heading):
         meta, text = front_matter(text)
+        text = text.strip()
         heading = heading(meta)
     return [NoteDraft(date, f"{heading}:\n{text}" if heading else text, project, tag, where)]
 
 
-def described(meta: dict[str, str]) -> str:
+def described(meta: Meta) -> str:
     """`` (<description>)`` from a rule file's front matter, or nothing."""
-    return f" ({meta['description']})" if meta.get("description") else ""
+    value = meta.get("description")
+    text = ", ".join(value) if isinstance(value, list) else value
+    return f" ({text})" if text else ""
 
 
 def bullets(text: str) -> list[str]:
@@ -127,49 +143,3 @@ def bullets(text: str) -> list[str]:
         elif items and line.startswith(("  ", "\t")) and line.strip():
             items[-1] += " " + line.strip()
     return [i for i in items if i]
-
-
-def path_argument(params: object) -> str | None:
-    """The file a tool call names, from its arguments (a mapping or a JSON string)."""
-    if isinstance(params, str):
-        try:
-            params = json.loads(params)
-        except ValueError:
-            return None
-    if not isinstance(params, dict):
-        return None
-    for key in PATH_KEYS:
-        value = params.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
-
-
-def patch_files(patch: object) -> list[str]:
-    """The files an ``apply_patch`` envelope (``*** Update File: <path>``) changes."""
-    if not isinstance(patch, str):
-        return []
-    return [a or b for a, b in _PATCH_FILE.findall(patch)]
-
-
-def front_matter(text: str) -> tuple[dict[str, str], str]:
-    """Flat ``key: value`` front matter between ``---`` lines, and the body after it."""
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != "---":
-        return {}, text.strip()
-    meta: dict[str, str] = {}
-    for i, line in enumerate(lines[1:], start=1):
-        if line.strip() == "---":
-            return meta, "\n".join(lines[i + 1 :]).strip()
-        key, sep, value = line.partition(":")
-        if sep and key.strip():
-            meta[key.strip()] = value.strip().strip("\"'")
-    return {}, text.strip()
-
-
-def children(folder: Path) -> list[Path]:
-    """The entries of ``folder``, sorted; none when it is missing or unreadable."""
-    try:
-        return sorted(folder.iterdir())
-    except OSError:
-        return []

@@ -151,7 +151,8 @@ def _add(stats: ReadStats, local: ReadStats) -> None:
         stats.problem(text)
 
 
-def _tables(conn: sqlite3.Connection) -> set[str]:
+def table_names(conn: sqlite3.Connection) -> set[str]:
+    """The names of the tables in the database."""
     return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 

@@ -40,7 +40,7 @@ in the user's time zone, ``""`` if none; working directory; the title and the us
 prompts as key actions; files edited); project entities and files touched in several
 sessions; notes from the memory files. Sessions with no request produce nothing.
 
-Visibility (the same rule in every reader): ``readers.assembly.visibility``.
+Visibility (the same rule in every reader): ``readers.common.privacy``.
 
 SQLite is read without ever writing beside the store (see ``read_sqlite``): no ``-wal`` or
 ``-shm`` is created and no byte or modification time changes.
@@ -48,9 +48,7 @@ SQLite is read without ever writing beside the store (see ``read_sqlite``): no `
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -61,59 +59,21 @@ from bourdon.readers.base import (
     ReaderContext,
     ReadResult,
     ReadStats,
-    clean_text,
     default_health,
-    iter_jsonl,
     load_json,
-    normalize_path,
-    parse_time,
     project_name,
 )
-from bourdon.readers.common.assembly import (
-    Draft,
-    NoteDraft,
-    assemble,
-    is_windows_path,
-    safe_text,
-    unique,
-)
-from bourdon.readers.common.files import (
-    children,
-    editor_user_dirs,
-    memory_notes,
-    patch_files,
-    path_argument,
-    uri_path,
-)
-from bourdon.readers.common.sqlite import _tables, json_value, read_sqlite
+from bourdon.readers.common.assembly import Draft, NoteDraft, assemble
+from bourdon.readers.common.files import children, editor_user_dirs, memory_notes
+from bourdon.readers.common.paths import is_windows_path, uri_path
+from bourdon.readers.common.sqlite import json_value, read_sqlite, table_names
+from bourdon.readers.common.text import unique
+from bourdon.readers.copilot.replay import replay
+from bourdon.readers.copilot.sessions import editing_files, session_draft
 
 NAME: Final = "copilot"
 PRODUCTS: Final = ("Code", "Code - Insiders", "VSCodium")
 INDEX_KEY: Final = "chat.ChatSessionStore.index"
-# Response-part tool ids and model-facing tool names that edit files.
-EDIT_TOOL_IDS: Final = frozenset(
-    {
-        "copilot_createFile",
-        "copilot_replaceString",
-        "copilot_multiReplaceString",
-        "copilot_applyPatch",
-        "copilot_insertEdit",
-        "copilot_editFile",
-        "copilot_editNotebook",
-    }
-)
-EDIT_TOOL_NAMES: Final = frozenset(
-    {
-        "create_file",
-        "replace_string_in_file",
-        "multi_replace_string_in_file",
-        "apply_patch",
-        "insert_edit_into_file",
-        "edit_file",
-        "edit_notebook_file",
-    }
-)
-_LINK: Final = re.compile(r"\]\((file:[^)\s]+)\)")
 
 
 class CopilotReader:
@@ -124,13 +84,16 @@ class CopilotReader:
     store_env = "BOURDON_COPILOT_STORE"
 
     def locations(self, ctx: ReaderContext) -> list[Path]:
+        """The ``User`` folders of VS Code, Insiders, VSCodium and VS Code Server."""
         dirs = [d for product in PRODUCTS for d in editor_user_dirs(ctx, product)]
         return unique([*dirs, ctx.home / ".vscode-server" / "data" / "User"])
 
     def health(self, ctx: ReaderContext) -> Health:
+        """Ready when a VS Code user folder is found and readable."""
         return default_health(self, ctx)
 
     def read(self, ctx: ReaderContext) -> ReadResult:
+        """The chat sessions and memory files of every user folder present, as one view."""
         stats = ReadStats()
         drafts: list[Draft] = []
         notes: list[NoteDraft] = []
@@ -187,7 +150,7 @@ def _read_user_dir(
 
 def _titles(db: Path, stats: ReadStats) -> dict[str, str]:
     def query(conn: sqlite3.Connection, local: ReadStats) -> dict[str, str]:
-        if "ItemTable" not in _tables(conn):
+        if "ItemTable" not in table_names(conn):
             return {}
         row = conn.execute(
             "SELECT value, length(value) FROM ItemTable WHERE key = ?", (INDEX_KEY,)
@@ -228,7 +191,7 @@ def _sessions(
             continue
         state_file = editing / sid / "state.json"
         if state_file.is_file():
-            draft.files += _editing_files(load_json(state_file, stats))
+            draft.files += editing_files(load_json(state_file, stats))
         drafts.append(draft)
     return drafts
 
@@ -236,186 +199,6 @@ def _sessions(
 def _count(state: dict[str, Any]) -> int:
     requests = state.get("requests")
     return len(requests) if isinstance(requests, list) else 0
-
-
-def replay(path: Path, stats: ReadStats) -> dict[str, Any] | None:
-    """The session state a VS Code ``chatSessions/*.jsonl`` mutation log ends in."""
-    state: Any = None
-    for entry in iter_jsonl(path, stats):
-        kind = entry.get("kind")
-        if kind == 0:
-            state = entry.get("v")
-            continue
-        if not isinstance(state, dict):
-            stats.skipped += 1  # no initial state to apply it to
-            continue
-        try:
-            state = _apply(state, kind, entry)
-        except (KeyError, IndexError, TypeError, ValueError):
-            stats.skipped += 1
-    return state if isinstance(state, dict) else None
-
-
-def _apply(state: dict[str, Any], kind: object, entry: dict[str, Any]) -> dict[str, Any]:
-    path = entry.get("k")
-    if kind not in (1, 2, 3) or not isinstance(path, list):
-        raise ValueError(f"unknown entry kind {kind!r}")
-    if not path:
-        whole = entry.get("v")
-        if kind == 1 and isinstance(whole, dict):
-            return whole  # the whole state replaced
-        raise ValueError("empty path")
-    parent: Any = state
-    for step in path[:-1]:
-        parent = parent[_step(parent, step)]
-    last = _step(parent, path[-1], allow_end=True)
-    if kind == 1:
-        _put(parent, last, entry.get("v"))
-    elif kind == 2:
-        current = parent[last] if _has(parent, last) else None
-        items = current if isinstance(current, list) else []
-        if isinstance(entry.get("i"), int):
-            del items[entry["i"] :]
-        values = entry.get("v")
-        if isinstance(values, list):
-            items.extend(values)
-        _put(parent, last, items)
-    elif isinstance(parent, dict):
-        parent.pop(last, None)
-    elif isinstance(parent, list) and last < len(parent):
-        parent[last] = None  # a hole, as JavaScript leaves it
-    return state
-
-
-def _step(container: Any, step: object, allow_end: bool = False) -> Any:
-    if isinstance(container, dict) and isinstance(step, str):
-        if not allow_end and step not in container:
-            raise KeyError(step)
-        return step
-    if isinstance(container, list) and isinstance(step, int) and not isinstance(step, bool):
-        if 0 <= step < len(container) or (allow_end and step == len(container)):
-            return step
-        raise IndexError(step)
-    raise TypeError(f"cannot step into {type(container).__name__} with {step!r}")
-
-
-def _has(container: Any, key: Any) -> bool:
-    return key in container if isinstance(container, dict) else key < len(container)
-
-
-def _put(container: Any, key: Any, value: Any) -> None:
-    if isinstance(container, list) and key == len(container):
-        container.append(value)
-    else:
-        container[key] = value
-
-
-def session_draft(sid: str, state: dict[str, Any], folder: str | None, title: str) -> Draft | None:
-    """A session from its replayed state; None when it holds no request."""
-    requests = [r for r in state.get("requests") or [] if isinstance(r, dict)]
-    if not requests:
-        return None
-    draft = Draft(session_id=sid, cwd=_uri(state.get("workingDirectory")) or folder)
-    draft.title = clean_text(state.get("customTitle") or title)
-    draft.seen(parse_time(state.get("creationDate")))
-    for request in requests:
-        draft.seen(parse_time(request.get("timestamp")))
-        draft.prompts.append(clean_text(_message(request.get("message"))))
-        response = request.get("response")
-        for part in response if isinstance(response, list) else []:
-            draft.files += _part_files(part)
-        draft.files += _round_files(request.get("result"))
-    return draft
-
-
-def _message(message: object) -> str:
-    if isinstance(message, str):
-        return message
-    if not isinstance(message, dict):
-        return ""
-    if isinstance(message.get("text"), str):
-        return str(message["text"])
-    parts = message.get("parts")
-    texts = [p.get("text") for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
-    return "".join(t for t in texts if isinstance(t, str))
-
-
-def _part_files(part: object) -> list[str]:
-    if not isinstance(part, dict):
-        return []
-    kind = part.get("kind")
-    if kind in ("textEditGroup", "notebookEditGroup"):
-        found = _uri(part.get("uri"))
-        return [found] if found else []
-    if kind == "toolInvocationSerialized" and part.get("toolId") in EDIT_TOOL_IDS:
-        texts = []
-        for key in ("pastTenseMessage", "invocationMessage"):
-            value = part.get(key)
-            texts.append(value.get("value") if isinstance(value, dict) else value)
-        links = [m for t in texts if isinstance(t, str) for m in _LINK.findall(t)]
-        return [p for p in (uri_path(link) for link in links) if p]
-    return []
-
-
-def _round_files(result: object) -> list[str]:
-    metadata = result.get("metadata") if isinstance(result, dict) else None
-    rounds = metadata.get("toolCallRounds") if isinstance(metadata, dict) else None
-    files: list[str] = []
-    for round_ in rounds if isinstance(rounds, list) else []:
-        calls = round_.get("toolCalls") if isinstance(round_, dict) else None
-        for call in calls if isinstance(calls, list) else []:
-            if isinstance(call, dict) and call.get("name") in EDIT_TOOL_NAMES:
-                files += _call_files(call.get("arguments"))
-    return files
-
-
-def _call_files(arguments: object) -> list[str]:
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except ValueError:
-            return []
-    if not isinstance(arguments, dict):
-        return []
-    if isinstance(arguments.get("input"), str) and "*** " in arguments["input"]:
-        return patch_files(arguments["input"])
-    found = path_argument(arguments)
-    files = [found] if found else []
-    replacements = arguments.get("replacements")
-    for item in replacements if isinstance(replacements, list) else []:
-        found = path_argument(item)
-        if found:
-            files.append(found)
-    return files
-
-
-def _editing_files(state: object) -> list[str]:
-    if not isinstance(state, dict):
-        return []
-    files: list[str] = []
-    snapshot = state.get("recentSnapshot")
-    entries = snapshot.get("entries") if isinstance(snapshot, dict) else None
-    for entry in entries if isinstance(entries, list) else []:
-        if isinstance(entry, dict):
-            files.append(_uri(entry.get("resource")) or "")
-    initial = state.get("initialFileContents")
-    for pair in initial if isinstance(initial, list) else []:
-        if isinstance(pair, list) and pair:
-            files.append(_uri(pair[0]) or "")
-    return [f for f in files if f]
-
-
-def _uri(value: object) -> str | None:
-    """A URI as VS Code serializes it: a string, or ``{fsPath, external, path, scheme}``."""
-    if isinstance(value, dict):
-        if isinstance(value.get("fsPath"), str):
-            return safe_text(normalize_path(value["fsPath"]))
-        if isinstance(value.get("external"), str):
-            return uri_path(value["external"])
-        if isinstance(value.get("path"), str) and value.get("scheme", "file") == "file":
-            return uri_path("file://" + value["path"])
-        return None
-    return uri_path(value)
 
 
 # -- memory files ------------------------------------------------------------------------------

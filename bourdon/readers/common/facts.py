@@ -1,0 +1,326 @@
+"""From session facts and memory files to the rows of a manifest view, for the Claude Code and
+Codex readers: a project is named by its git repository, so every worktree and clone of it is
+one project; memory files become entities and notes (``common.memory``).
+
+The other readers use ``common.assembly``, whose projects are named by their folder: its rows
+(summaries, file entities) are worded differently, and both are pinned by golden manifests.
+
+Pure like every reader: reads files, never writes, no git, no network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from bourdon.model import fold
+from bourdon.readers.base import ReaderContext, clean_text, local_date
+from bourdon.readers.common.gitconfig import GitInfo, git_info, repo_name
+from bourdon.readers.common.memory import memory_rows
+from bourdon.readers.common.paths import last_part, relative_path, remembered_path
+from bourdon.readers.common.privacy import is_private_path
+from bourdon.readers.common.text import control_free
+
+MAX_SESSIONS: Final = 500
+MAX_ENTITIES: Final = 1000
+MAX_NOTES: Final = 1000
+MAX_MEMORY_FILE: Final = 1024 * 1024
+
+
+@dataclass
+class SessionFacts:
+    """What a reader learned about one session, before it becomes a manifest row."""
+
+    session_id: str
+    start: datetime | None = None
+    cwd: str | None = None
+    cwds: list[str] = field(default_factory=list)
+    titles: list[str] = field(default_factory=list)
+    prompts: list[str] = field(default_factory=list)
+    edits: list[str] = field(default_factory=list)  # absolute paths where known
+    remotes: dict[str, str] = field(default_factory=dict)  # cwd -> git remote URL
+
+    def see_cwd(self, value: object) -> None:
+        """Record a working directory; the first one seen is the session's."""
+        cwd = remembered_path(value)
+        if cwd and cwd not in self.cwds:
+            self.cwds.append(cwd)
+        if cwd and self.cwd is None:
+            self.cwd = cwd
+
+
+@dataclass
+class _Project:
+    name: str
+    aliases: list[str] = field(default_factory=list)
+    folders: list[str] = field(default_factory=list)
+    sessions: int = 0
+    last: str = ""
+    private: bool = False
+
+
+@dataclass
+class _File:
+    project: str
+    rel: str
+    sessions: set[str] = field(default_factory=set)
+    last: str = ""
+    private: bool = False
+
+
+class Assembler:
+    """Turns ``SessionFacts`` and memory files into the manifest's rows, deterministically."""
+
+    def __init__(self, ctx: ReaderContext) -> None:
+        self.ctx = ctx
+        self.sessions: list[tuple[datetime | None, str, dict[str, Any]]] = []
+        self.projects: dict[str, _Project] = {}
+        self.files: dict[tuple[str, str], _File] = {}
+        self.entities: list[dict[str, Any]] = []
+        self.notes: list[dict[str, Any]] = []
+        self.problems: list[str] = []
+        self._cwds: list[str] = []
+        self._seen_memory: set[str] = set()
+        self._git: dict[str, GitInfo] = {}
+        self._names: dict[tuple[str, str | None], str] = {}
+
+    def git(self, cwd: str) -> GitInfo:
+        """The repository around ``cwd``, looked up once per folder."""
+        found = self._git.get(cwd)
+        if found is None:
+            found = self._git[cwd] = git_info(cwd, self.ctx.home)
+        return found
+
+    # projects ---------------------------------------------------------------------------
+
+    def project_of(self, cwd: str | None, remote: str | None = None) -> str | None:
+        """The project a cwd belongs to: one name for every worktree and clone of a repo."""
+        if not cwd:
+            return None
+        known = self._names.get((cwd, remote))
+        if known is not None:
+            return known or None
+        self._names[(cwd, remote)] = name = self._project_of(cwd, remote) or ""
+        return name or None
+
+    def _project_of(self, cwd: str, remote: str | None) -> str | None:
+        info = self.git(cwd)
+        folders = [p.name for p in (info.toplevel, info.main) if p is not None]
+        name = repo_name(remote or info.remote)
+        name = name or (info.main.name if info.main else None) or last_part(cwd)
+        if not name:
+            return None
+        name = clean_text(name, 128)
+        key = fold(name)
+        project = self.projects.get(key)
+        if project is None:
+            project = self.projects[key] = _Project(name)
+        for alias in [*folders, last_part(cwd) if info.main is None else None]:
+            if alias and fold(alias) != key and alias not in project.aliases:
+                project.aliases.append(clean_text(alias, 128))
+        return project.name
+
+    def cwds(self) -> list[str]:
+        """Every working directory of the sessions added so far, in order."""
+        return list(self._cwds)
+
+    # sessions ---------------------------------------------------------------------------
+
+    def add_session(self, facts: SessionFacts) -> None:
+        """One session row, and its share of the project and file entities."""
+        date = local_date(facts.start, self.ctx.tz)
+        private = is_private_path(facts.cwd, self.ctx.home)
+        focus: list[str] = []
+        for cwd in facts.cwds:
+            if cwd not in self._cwds:
+                self._cwds.append(cwd)
+            name = self.project_of(cwd, facts.remotes.get(cwd))
+            if name is None:
+                continue
+            project = self.projects[fold(name)]
+            if cwd not in project.folders:
+                project.folders.append(cwd)
+            if name not in focus:
+                focus.append(name)
+                project.sessions += 1
+                project.last = max(project.last, date)
+                project.private = project.private or private
+        for title in facts.titles:
+            if title not in focus:
+                focus.append(title)
+        touched: list[str] = []
+        for path in facts.edits:
+            shown = clean_text(relative_path(path, facts.cwd) or path, 1024)
+            if shown and shown not in touched:
+                touched.append(shown)
+            self._file(path, facts, date, private)
+        row: dict[str, Any] = {"date": date}
+        if facts.session_id:
+            row["session_id"] = clean_text(facts.session_id, 128)
+        if facts.cwd:
+            row["cwd"] = control_free(facts.cwd)[:512]
+        if focus:
+            row["project_focus"] = focus[:16]
+        actions = key_actions(facts.titles, facts.prompts)
+        if actions:
+            row["key_actions"] = actions
+        if touched:
+            row["files_touched"] = touched[:50]
+        row["visibility"] = "private" if private else "team"
+        self.sessions.append((facts.start, facts.session_id, row))
+
+    def _file(self, path: str, facts: SessionFacts, date: str, private: bool) -> None:
+        """Count an edited file for its project, relative to the repository (or the cwd)."""
+        for cwd in dict.fromkeys(c for c in (facts.cwd, *facts.cwds) if c):
+            top = self.git(cwd).toplevel
+            rel = (relative_path(path, str(top)) if top else None) or relative_path(path, cwd)
+            if rel is not None:
+                project = self.project_of(cwd, facts.remotes.get(cwd))
+                break
+        else:
+            return
+        if project is None:
+            return
+        entry = self.files.get((fold(project), rel))
+        if entry is None:
+            entry = self.files[(fold(project), rel)] = _File(project, rel)
+        entry.sessions.add(facts.session_id or f"{date}|{facts.cwd}")
+        entry.last = max(entry.last, date)
+        entry.private = entry.private or private
+
+    # memory files -----------------------------------------------------------------------
+
+    def add_memory(
+        self,
+        path: Path,
+        kind: str,
+        project: str | None,
+        cwd: str | None,
+        *,
+        private: bool = False,
+        related: Iterable[str] = (),
+    ) -> None:
+        """A memory file's entities and notes, private when its project or folder is."""
+        try:
+            key = str(path.resolve())
+            if key in self._seen_memory or not path.is_file():
+                return
+            self._seen_memory.add(key)
+            info = path.stat()
+            if info.st_size > MAX_MEMORY_FILE:
+                self.problems.append(f"{path.name}: skipped, {info.st_size:,} bytes is too large")
+                return
+            text = path.read_bytes().decode("utf-8", "replace")
+        except OSError as exc:
+            self.problems.append(f"{path.name}: {exc.strerror}")
+            return
+        date = local_date(datetime.fromtimestamp(info.st_mtime, UTC), self.ctx.tz)
+        if project is not None:
+            owner = self.projects.get(fold(project))
+            private = private or (owner is not None and owner.private)
+        private = private or is_private_path(cwd, self.ctx.home)
+        names = [project] if project else []
+        names += [n for n in related if n and n not in names]
+        entities, notes = memory_rows(text, kind, date, private, names)
+        self.entities.extend(entities)
+        self.notes.extend(notes)
+
+    # result -----------------------------------------------------------------------------
+
+    def manifest(self, agent: str, agent_type: str) -> dict[str, Any]:
+        """The view: sessions newest first and unique, entities, notes, within limits."""
+        ordered = sorted(
+            self.sessions,
+            key=lambda s: (s[0] is None, -(s[0].timestamp()) if s[0] else 0.0, s[1], s[2]["date"]),
+        )
+        sessions: list[dict[str, Any]] = []
+        keys: set[tuple[str, str, str]] = set()
+        for _, _, row in ordered:
+            key = (row["date"], row.get("cwd", ""), row.get("session_id", ""))
+            if key not in keys:
+                keys.add(key)
+                sessions.append(row)
+        entities = _unique_entities([*self._project_rows(), *self._file_rows(), *self.entities])
+        notes: list[dict[str, Any]] = []
+        seen: set[tuple[str, str]] = set()
+        for note in self.notes:
+            if (note["date"], note["text"]) not in seen:
+                seen.add((note["date"], note["text"]))
+                notes.append(note)
+        return {
+            "agent": {"id": agent, "type": agent_type},
+            "known_entities": entities[:MAX_ENTITIES],
+            "recent_sessions": sessions[:MAX_SESSIONS],
+            "notes": notes[:MAX_NOTES],
+        }
+
+    def _project_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        projects = sorted(self.projects.values(), key=lambda p: p.name)
+        projects.sort(key=lambda p: p.last, reverse=True)  # newest first, undated last
+        for p in projects:
+            if not p.sessions:
+                continue
+            row: dict[str, Any] = {"name": p.name, "type": "project"}
+            if p.aliases:
+                row["aliases"] = p.aliases[:16]
+            shown = ", ".join(p.folders[:5]) + (", ..." if len(p.folders) > 5 else "")
+            row["summary"] = clean_text(
+                f"Worked on in {p.sessions} session{'s' if p.sessions != 1 else ''}; "
+                f"folders: {shown}.",
+                2000,
+            )
+            if p.last:
+                row["last_touched"] = p.last
+            row["visibility"] = "private" if p.private else "team"
+            rows.append(row)
+        return rows
+
+    def _file_rows(self) -> list[dict[str, Any]]:
+        often = [f for f in self.files.values() if len(f.sessions) >= 2]
+        clash: dict[str, int] = {}
+        for f in often:
+            clash[fold(f.rel)] = clash.get(fold(f.rel), 0) + 1
+        rows = []
+        for f in sorted(often, key=lambda f: (-len(f.sessions), f.project, f.rel)):
+            name = f.rel if clash[fold(f.rel)] == 1 else f"{f.project}/{f.rel}"
+            if len(name) > 128:
+                continue
+            row: dict[str, Any] = {
+                "name": name,
+                "type": "file",
+                "summary": f"Edited in {len(f.sessions)} sessions of {f.project}.",
+            }
+            if f.last:
+                row["last_touched"] = f.last
+            row["visibility"] = "private" if f.private else "team"
+            rows.append(row)
+        return rows[:200]
+
+
+def _unique_entities(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    out = []
+    for row in rows:
+        key = fold(row["name"])
+        if key and key not in seen:
+            seen.add(key)
+            out.append(row)
+    return out
+
+
+def key_actions(titles: list[str], prompts: list[str]) -> list[str]:
+    """Titles, the first prompt and the latest prompts: at most 10, each one line <= 256."""
+    items: list[str] = []
+    for text in [*titles, *prompts]:
+        text = clean_text(text)
+        if text and text not in items:
+            items.append(text)
+    if len(items) <= 10:
+        return items
+    head = [t for t in titles if t in items][:2]
+    rest = [t for t in items if t not in head]
+    return [*head, rest[0], *rest[len(rest) - (9 - len(head)) :]]
