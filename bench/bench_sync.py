@@ -15,7 +15,8 @@ from pathlib import Path
 
 from common import summarize, write
 
-from bourdon.replicate.sync import add_remote, sync
+from bourdon.replicate.remotes import add_remote
+from bourdon.replicate.sync import sync
 from bourdon.store.library import Library, Provenance
 from bourdon.testing import make_large_library
 from bourdon.testing.remotes import bare_repository, git_daemon

@@ -32,7 +32,8 @@ import pytest
 from mcp import Client
 
 from bourdon.access.audit import AUDIT_FILE, AuditLog
-from bourdon.access.trust import Caller, MemberRegistry
+from bourdon.access.callers import Caller
+from bourdon.access.trust import MemberRegistry
 from bourdon.serve import httpgate
 from bourdon.serve.server import create_server
 from bourdon.store.library import Library

@@ -18,20 +18,10 @@ from typing import Any
 import pytest
 
 from bourdon.cli.main import main
-from bourdon.ingest.pipeline import (
-    COMMITTED,
-    DRY_RUN,
-    MISSING,
-    NO_OP,
-    REFUSED,
-    UNCHANGED,
-    drifting_surfaces,
-    export_reader,
-    hook_failures,
-    hook_failures_path,
-    load_watermark,
-    watermark_path,
-)
+from bourdon.ingest.failures import hook_failures, hook_failures_path
+from bourdon.ingest.outcome import COMMITTED, DRY_RUN, MISSING, NO_OP, REFUSED, UNCHANGED
+from bourdon.ingest.pipeline import export_reader
+from bourdon.ingest.watermarks import drifting_surfaces, load_watermark, watermark_path
 from bourdon.readers import Broken
 from bourdon.readers.base import (
     Health,
@@ -416,7 +406,7 @@ def readers(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     found: dict[str, Any] = {"fake-agent": FakeReader(), "quiet-agent": FakeReader("quiet-agent")}
     broken = [Broken("ghost", "ghost_plugin:GhostReader", "ModuleNotFoundError: ghost_plugin")]
     monkeypatch.setattr(
-        "bourdon.cli.export.available_readers", lambda only=None: (found, broken)
+        "bourdon.ingest.selection.available_readers", lambda only=None: (found, broken)
     )
     return found
 

@@ -16,19 +16,8 @@ import pytest
 
 from bourdon.cli.main import build_parser, main
 from bourdon.errors import InputError
-from bourdon.ingest.hooks import (
-    AGENTS,
-    INSTALLED,
-    NOT_INSTALLED,
-    PARTIAL,
-    TARGETS,
-    fragment,
-    hooks_dir,
-    install,
-    settings_path,
-    status,
-    uninstall,
-)
+from bourdon.ingest.hookfiles import AGENTS, TARGETS, fragment, hooks_dir, settings_path
+from bourdon.ingest.hooks import INSTALLED, NOT_INSTALLED, PARTIAL, install, status, uninstall
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -539,7 +539,8 @@ def test_status_looks_at_the_files_the_server_serves_not_only_at_head(
 def test_a_sync_carries_a_reference_manifest_to_another_machine_as_written(
     tmp_path: Path,
 ) -> None:
-    from bourdon.replicate.sync import add_remote, sync
+    from bourdon.replicate.remotes import add_remote
+    from bourdon.replicate.sync import sync
     from bourdon.testing.remotes import bare_repository
 
     remote = bare_repository(tmp_path / "remote.git")

@@ -18,7 +18,8 @@ import pytest
 
 from bourdon.access.redact import Redactor, find_secrets, looks_random, redact_manifest, redact_text
 from bourdon.cli.main import main
-from bourdon.ingest.pipeline import export_reader, hook_failures, hook_failures_path
+from bourdon.ingest.failures import hook_failures, hook_failures_path
+from bourdon.ingest.pipeline import export_reader
 from bourdon.readers.base import (
     Health,
     ReaderContext,
@@ -265,14 +266,14 @@ def test_no_secret_reaches_a_manifest_a_file_or_any_git_object(
 
     # The same view through the CLI: a dry run prints row names, JSON prints the result.
     monkeypatch.setattr(
-        "bourdon.cli.export.available_readers",
+        "bourdon.ingest.selection.available_readers",
         lambda only=None: ({"leaky-agent": PlantingReader()}, []),
     )
     main(["--library", str(library.root), "export", "leaky-agent", "--dry-run", "--force"])
     main(["--library", str(library.root), "export", "leaky-agent", "--force", "--json"])
     # A reader failing with a secret in its message: the hook records the failure, redacted.
     monkeypatch.setattr(
-        "bourdon.cli.export.available_readers",
+        "bourdon.ingest.selection.available_readers",
         lambda only=None: ({"leaky-agent": PlantingReader(fail_with=planted(SECRETS[1]))}, []),
     )
     (isolated_home / ".leaky" / "store.db").write_bytes(b"the native store, grown")

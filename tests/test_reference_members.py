@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from bourdon.access.trust import Caller, MemberRegistry
+from bourdon.access.callers import Caller
+from bourdon.access.trust import MemberRegistry
 from bourdon.access.visibility import resolve
 from bourdon.cli.main import main
 from bourdon.model import Visibility

@@ -51,7 +51,8 @@ from hypothesis.stateful import (
 from mcp import Client
 from mcp.types import TextResourceContents
 
-from bourdon.access.trust import Caller, MemberRegistry
+from bourdon.access.callers import Caller
+from bourdon.access.trust import MemberRegistry
 from bourdon.digest import digest
 from bourdon.errors import NotFoundError
 from bourdon.model import Visibility, fold

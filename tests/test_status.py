@@ -22,7 +22,8 @@ from mcp import Client, StdioServerParameters
 from bourdon.access.trust import MemberRegistry
 from bourdon.cli.main import main
 from bourdon.federation.peers import Peer, PeerList
-from bourdon.ingest.pipeline import REFUSED, export_reader
+from bourdon.ingest.outcome import REFUSED
+from bourdon.ingest.pipeline import export_reader
 from bourdon.readers.base import (
     Health,
     ReaderContext,
@@ -31,8 +32,8 @@ from bourdon.readers.base import (
     default_health,
     store_path,
 )
+from bourdon.replicate.remotes import add_remote
 from bourdon.replicate.state import RemoteState
-from bourdon.replicate.sync import add_remote
 from bourdon.serve.server import create_server
 from bourdon.status import doctor, health
 from bourdon.store.library import Library, Provenance
@@ -151,7 +152,7 @@ Run = Callable[..., tuple[int, str, str]]
 def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Run:
     """``bourdon`` in-process, with the fake reader as the one registered reader."""
     monkeypatch.setattr(
-        "bourdon.cli.export.available_readers",
+        "bourdon.ingest.selection.available_readers",
         lambda only=None: ({"fake-agent": FakeReader()}, []),
     )
 
@@ -523,7 +524,7 @@ def test_a_quarantined_audience_sees_its_namespaces_and_counts_only(
 def test_bourdon_readers_shows_a_reader_known_only_from_its_watermark(
     world: Library, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("bourdon.cli.export.available_readers", lambda only=None: ({}, []))
+    monkeypatch.setattr("bourdon.ingest.selection.available_readers", lambda only=None: ({}, []))
     assert main(["--library", str(world.root), "readers", "--json"]) == 0
     [fake] = json.loads(capsys.readouterr().out)["readers"]
     assert (fake["reader"], fake["registered"], fake["drifting"]) == ("fake-agent", False, True)

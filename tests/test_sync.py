@@ -24,8 +24,10 @@ from bourdon.errors import GitError, InputError, NotFoundError
 from bourdon.formats import schema
 from bourdon.merge.threeway import merge3
 from bourdon.model import Visibility
+from bourdon.replicate.remotes import add_remote, remove_remote
+from bourdon.replicate.report import SyncReport
 from bourdon.replicate.state import remote_states
-from bourdon.replicate.sync import SyncReport, add_remote, remove_remote, sync
+from bourdon.replicate.sync import sync
 from bourdon.store.gitrepo import run_git
 from bourdon.store.library import Library, Provenance
 from bourdon.testing import manifest

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-from bourdon.access.trust import Caller
+from bourdon.access.callers import Caller
 
 
 class Decision(NamedTuple):

@@ -1,4 +1,4 @@
-"""Members, tokens and callers: who may read and write what (DESIGN section 6).
+"""The members of a library's server and their tokens: who may read and write (DESIGN section 6).
 
 The registry lives in ``$BOURDON_HOME/federation.yaml`` (default ``~/.bourdon``)::
 
@@ -26,6 +26,9 @@ presented token is compared with every member's digest in constant time. The reg
 again whenever its bytes change, so ``revoke`` and ``rotate`` take effect on the next request;
 the check is by content, never by modification time, so two changes within one clock tick
 cannot be missed.
+
+Who is asking, for one request, is a ``Caller`` (``bourdon.access.callers``); the file's two
+shapes are read by ``bourdon.access.registryfile``.
 """
 
 from __future__ import annotations
@@ -35,25 +38,22 @@ import hashlib
 import hmac
 import secrets
 import threading
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import filelock
 
-from bourdon.errors import InputError, LibraryError, NotFoundError
+from bourdon.access.callers import OPERATOR, QUARANTINED, TIERS
+from bourdon.access.registryfile import BACKUP_SUFFIX, Member, parse_registry, reference_rows
+from bourdon.errors import InputError, NotFoundError
 from bourdon.formats import yamlio
-from bourdon.model import Visibility, check_agent_id
+from bourdon.model import check_agent_id
 from bourdon.store.durable import atomic_write
 
 TOKEN_PREFIX: Final = "bdn_"
-TRUSTED: Final = "trusted"
-QUARANTINED: Final = "quarantined"
-TIERS: Final = (TRUSTED, QUARANTINED)
-OPERATOR: Final = "operator"
-ANONYMOUS: Final = "anonymous"  # the id and tier of a tokenless HTTP caller (see Caller.anonymous)
 REGISTRY_FILE: Final = "federation.yaml"
 
 
@@ -63,106 +63,6 @@ def new_token() -> str:
 
 def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-@dataclass(frozen=True)
-class Member:
-    """One enrolled caller. ``token_sha256`` is the only trace of its token."""
-
-    id: str
-    tier: str = QUARANTINED
-    grants: tuple[str, ...] = ()
-    token_id: str = ""
-    token_sha256: str = ""
-    created: str = ""
-    rotated: str | None = None
-    revoked: str | None = None
-    peer: bool = False  # another machine's bourdon server: answered from this library only
-    max_access: str | None = None  # public or team: never answered above it
-    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)  # unknown keys, kept
-
-    @property
-    def active(self) -> bool:
-        return self.revoked is None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.extra,
-            "id": self.id,
-            "tier": self.tier,
-            "grants": list(self.grants),
-            "token_id": self.token_id,
-            "token_sha256": self.token_sha256,
-            "created": self.created,
-            "rotated": self.rotated,
-            "revoked": self.revoked,
-            "peer": self.peer,
-            **({"max_access": self.max_access} if self.max_access else {}),
-        }
-
-    def public(self) -> dict[str, Any]:
-        """What ``member list`` shows: everything but the token digest."""
-        out = {k: v for k, v in self.to_dict().items() if k not in self.extra}
-        out.pop("token_sha256")
-        out["active"] = self.active
-        return out
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who is asking, as the server sees it for one request."""
-
-    id: str
-    tier: str
-    grants: frozenset[str] = field(default_factory=frozenset)
-    transport: str = "stdio"
-    peer: bool = False
-    max_access: str | None = None  # the member's ceiling (public or team), if it has one
-
-    @classmethod
-    def operator(cls) -> Caller:
-        """The local user on stdio: trusted, every namespace."""
-        return cls(OPERATOR, TRUSTED, frozenset(), "stdio")
-
-    @classmethod
-    def anonymous(cls) -> Caller:
-        """A request without a token to ``serve --allow-unauthenticated`` (loopback only):
-        public rows of every namespace, no write (policy.ANONYMOUS_READS)."""
-        return cls(ANONYMOUS, ANONYMOUS, frozenset(), "http")
-
-    @property
-    def is_operator(self) -> bool:
-        return self.transport == "stdio" and self.id == OPERATOR
-
-    @property
-    def is_anonymous(self) -> bool:
-        return self.tier == ANONYMOUS
-
-    @property
-    def ceiling(self) -> Visibility:
-        """The widest visibility this caller is ever shown, whatever it asks: private only
-        to the local operator, public only to the anonymous caller, and never above a member's
-        own ``max_access`` (which only ever lowers it)."""
-        if self.transport == "stdio":
-            return Visibility.PRIVATE
-        widest = Visibility.PUBLIC if self.is_anonymous else Visibility.TEAM
-        if self.max_access:
-            widest = min(widest, Visibility.parse(self.max_access))
-        return widest
-
-    @property
-    def trusted(self) -> bool:
-        return self.tier == TRUSTED
-
-    def may_read(self, agent_id: str) -> bool:
-        """Trusted (and anonymous) callers read every namespace; quarantined ones their grants
-        and their own."""
-        return self.trusted or self.is_anonymous or agent_id == self.id or agent_id in self.grants
-
-    def readable(self) -> frozenset[str] | None:
-        """The namespaces this caller may read; ``None`` means all of them (for the anonymous
-        caller too: it sees only public rows, which any namespace may show)."""
-        return None if self.trusted or self.is_anonymous else self.grants | {self.id}
 
 
 def _now() -> str:
@@ -212,7 +112,7 @@ class MemberRegistry:
             raw = self.path.read_bytes()
         except FileNotFoundError:
             return False
-        return _reference_rows(yamlio.load(raw, what=str(self.path))) is not None
+        return reference_rows(yamlio.load(raw, what=str(self.path))) is not None
 
     def convert(self) -> Path | None:
         """Rewrite a reference-shaped file in bourdon's shape; return the backup of the original.
@@ -234,7 +134,7 @@ class MemberRegistry:
         if raw == self._seen:
             return
         with self._lock:
-            self._members = _parse(raw, self.path) if raw else {}
+            self._members = parse_registry(raw, self.path) if raw else {}
             self._seen = raw
 
     # -- writing -------------------------------------------------------------------------
@@ -323,9 +223,9 @@ class MemberRegistry:
                 raw = self.path.read_bytes()
             except FileNotFoundError:
                 raw = b""
-            members = _parse(raw, self.path) if raw else {}
+            members = parse_registry(raw, self.path) if raw else {}
             yield members
-            if raw and _reference_rows(yamlio.load(raw, what=str(self.path))) is not None:
+            if raw and reference_rows(yamlio.load(raw, what=str(self.path))) is not None:
                 # The reference's own file: kept beside ours before the first write replaces it.
                 backup = self.path.with_name(self.path.name + BACKUP_SUFFIX)
                 if not backup.exists():
@@ -345,87 +245,3 @@ def _existing(members: dict[str, Member], member_id: str) -> Member:
 def _check_tier(tier: str) -> None:
     if tier not in TIERS:
         raise InputError(f"tier {tier!r} is not one of {', '.join(TIERS)}")
-
-
-def _parse(raw: bytes, path: Path) -> dict[str, Member]:
-    data = yamlio.load(raw, what=str(path))
-    reference = _reference_rows(data)
-    if reference is not None:
-        return {name: _from_reference(name, row) for name, row in reference.items()}
-    rows = data.get("members") if isinstance(data, dict) else None
-    if not isinstance(rows, list):
-        raise LibraryError(f"{path} has no 'members' list; fix or remove the file")
-    out = {}
-    for row in rows:
-        if not isinstance(row, dict) or not isinstance(row.get("id"), str):
-            raise LibraryError(f"{path} has a member without an id; fix the file")
-        grants = row.get("grants") or []
-        out[row["id"]] = Member(
-            id=row["id"],
-            tier=str(row["tier"]) if row.get("tier") in TIERS else QUARANTINED,
-            grants=tuple(g for g in grants if isinstance(g, str)),
-            token_id=str(row.get("token_id") or ""),
-            token_sha256=str(row.get("token_sha256") or ""),
-            created=str(row.get("created") or ""),
-            rotated=row.get("rotated"),
-            revoked=row.get("revoked"),
-            peer=row.get("peer") in (True, "true"),  # plain YAML scalars load as strings
-            max_access=_ceiling(row.get("max_access")),
-            extra={k: _scalar(v) for k, v in row.items() if k not in _OUR_KEYS},
-        )
-    return out
-
-
-BACKUP_SUFFIX: Final = ".reference.bak"
-_OUR_KEYS: Final = frozenset(
-    "id tier grants token_id token_sha256 created rotated revoked peer max_access".split()
-)
-_REFERENCE_KEYS: Final = frozenset(
-    "tier grants token_sha256 created_at rotated_at revoked revoked_at max_access".split()
-)
-
-
-def _reference_rows(data: object) -> dict[str, dict[str, Any]] | None:
-    """The reference's ``agents: {name: row}`` mapping, or ``None`` for any other shape."""
-    if not isinstance(data, dict) or "members" in data:
-        return None
-    rows = data.get("agents")
-    if not isinstance(rows, dict):
-        return None
-    return {str(k): v if isinstance(v, dict) else {} for k, v in rows.items()}
-
-
-def _from_reference(name: str, row: Mapping[str, Any]) -> Member:
-    """One row of the reference's registry as a member, with no more access than it had."""
-    tier = row.get("tier")
-    # The reference answers a request without a router-signed handoff as tainted (its
-    # untrusted path) when the row requires one; bourdon has no handoffs, so: quarantined.
-    if tier not in TIERS or row.get("handoff_required") in (True, "true"):
-        tier = QUARANTINED
-    revoked = row.get("revoked")
-    gone = revoked is True or (isinstance(revoked, str) and revoked.lower() in ("true", "yes"))
-    grants = row.get("grants") or []
-    return Member(
-        id=name,
-        tier=str(tier),
-        grants=tuple(g for g in grants if isinstance(g, str)) if isinstance(grants, list) else (),
-        token_sha256=str(row.get("token_sha256") or ""),
-        created=str(row.get("created_at") or ""),
-        rotated=str(row["rotated_at"]) if row.get("rotated_at") else None,
-        revoked=str(row.get("revoked_at") or "revoked") if gone else None,
-        max_access=_ceiling(row.get("max_access"), reference=True),
-        extra={k: _scalar(v) for k, v in row.items() if k not in _REFERENCE_KEYS},
-    )
-
-
-def _scalar(value: Any) -> Any:
-    """YAML booleans (the reference writes them), which our strict YAML reads as words."""
-    return {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
-
-
-def _ceiling(value: object, *, reference: bool = False) -> str | None:
-    """A ``max_access`` as stored: absent means none; anything unknown means public, the
-    lowest (ignoring it would widen access; the reference does the same)."""
-    if value is None or (value == "" and not reference):
-        return None
-    return value if value in ("public", "team") else "public"

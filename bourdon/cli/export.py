@@ -1,33 +1,23 @@
-"""``bourdon readers``, ``export``, ``export-all``, ``hooks install|uninstall|status`` and ``hook``.
+"""``bourdon readers``, ``export`` and ``export-all``: the agent readers and their exports.
 
-``bourdon hook ...`` is what the agents' hooks run. It never breaks an agent's turn: it always
-exits 0, prints nothing on stdout, and records what went wrong in the library's
-``.bourdon/hook-failures.jsonl`` (``$BOURDON_HOME/hook-failures.jsonl`` when there is no
-library), where ``bourdon readers`` shows it.
+The work is in ``bourdon.ingest`` (which readers, the pipeline, export-all) and
+``bourdon.status.readers`` (the readers report); this module parses, calls and prints.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
-import json
-import shutil
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from bourdon.cli import output
-from bourdon.cli.shared import home_path, library_path, open_library
+from bourdon.cli.shared import home_path, library_path, open_library, reader_context
 from bourdon.digest import digest8
-from bourdon.errors import BourdonError, ConflictError, NotFoundError
+from bourdon.errors import ConflictError, NotFoundError
+from bourdon.ingest import selection
 
 if TYPE_CHECKING:
-    from bourdon.ingest.pipeline import ExportResult
-    from bourdon.readers import Broken
-    from bourdon.readers.base import Reader, ReaderContext
-
-_STDIN_LIMIT = 4 * 1024 * 1024
+    from bourdon.ingest.outcome import ExportResult
 
 
 def register(sub: Any) -> None:
@@ -58,80 +48,23 @@ def register(sub: Any) -> None:
     add_json(p)
     p.set_defaults(func=cmd_export_all)
 
-    p = sub.add_parser("hooks", help="install bourdon's hooks into an agent's settings")
-    verbs = p.add_subparsers(dest="verb", metavar="VERB")
-    verbs.required = True
-    for name, func, text in (
-        ("install", cmd_hooks_install, "merge bourdon's hooks into the agent's settings file"),
-        ("uninstall", cmd_hooks_uninstall, "take bourdon's hooks out again, and nothing else"),
-    ):
-        v = verbs.add_parser(name, help=text)
-        v.add_argument("agent", metavar="AGENT", help="claude-code, codex, cursor or gemini-cli")
-        v.add_argument("--dry-run", action="store_true", help="show the change; write nothing")
-        v.add_argument("--settings", metavar="PATH", help="edit this file instead of the default")
-        add_json(v)
-        v.set_defaults(func=func)
-    v = verbs.add_parser("status", help="installed, not installed or partial, per agent")
-    v.add_argument("agent", metavar="AGENT", nargs="?", help="one agent (default: all four)")
-    v.add_argument("--settings", metavar="PATH", help="look at this file instead of the default")
-    add_json(v)
-    v.set_defaults(func=cmd_hooks_status)
-
-    p = sub.add_parser("hook", help="what the agents' hooks run (always exits 0)")
-    verbs = p.add_subparsers(dest="verb", metavar="VERB")
-    verbs.required = True
-    v = verbs.add_parser(
-        "export", help="export AGENT's store; silent, exits 0, records failures for 'readers'"
-    )
-    v.add_argument("agent", metavar="AGENT", nargs="?")
-    v.set_defaults(func=cmd_hook_export)
-    v = verbs.add_parser(
-        "user-prompt",
-        help="print turn-start context for the agent (reads the agent's hook JSON on stdin)",
-    )
-    v.add_argument("--agent", metavar="AGENT", help="the agent whose hook runs this")
-    v.set_defaults(func=cmd_hook_user_prompt)
-
 
 # -- the readers ----------------------------------------------------------------------------
 
 
-def available_readers(only: str | None = None) -> tuple[dict[str, Reader], list[Broken]]:
-    """Every registered reader (or only the one named ``only``), and the plugins that failed."""
-    from bourdon.readers import load_readers
-
-    return load_readers(only)
-
-
-def reader_context(store: str | None = None) -> ReaderContext:
-    """Where readers look: this user's home and environment, this machine."""
-    from bourdon.serve.config import reader_context as context
-
-    return context(Path(store).expanduser() if store else None)
-
-
-def _is_library(root: Path) -> bool:
-    return (root / "agents").is_dir() and (root / ".git").exists()
-
-
-def failure_logs(args: argparse.Namespace) -> list[Path]:
-    """Where hook failures are recorded: the library's log, and the fallback in BOURDON_HOME."""
-    from bourdon.status.readers import failure_logs as logs
-
-    return logs(library_path(args), home_path())
-
-
 def cmd_readers(args: argparse.Namespace) -> int:
-    from bourdon.status.readers import reader_report
+    from bourdon.status.readers import failure_logs, is_library, reader_report
 
-    readers, broken = available_readers()
+    # Looked up on the module at each call, so tests can register readers of their own.
+    readers, broken = selection.available_readers()
     root = library_path(args)
-    report = reader_report(readers, broken, reader_context(), root, failure_logs(args))
+    ctx = reader_context()
+    report = reader_report(readers, broken, ctx, root, failure_logs(root, home_path()))
     entries, plugins, other = report["readers"], report["broken"], report["other_hook_failures"]
     if args.json:
         output.print_json(
             {
-                "library": str(root) if _is_library(root) else None,
+                "library": str(root) if is_library(root) else None,
                 "readers": entries,
                 "broken": plugins,
                 "other_hook_failures": other,
@@ -188,23 +121,14 @@ def _nowhere(entry: dict[str, Any]) -> str:
     return "(none here)" if entry["registered"] else "(not registered)"
 
 
-def _reader(name: str) -> Reader:
-    readers, broken = available_readers(only=name)
-    if name in readers:
-        return readers[name]
-    for b in broken:
-        if b.name == name:
-            raise BourdonError(f"the {name} reader could not be loaded: {b.error}")
-    raise NotFoundError(f"no reader named {name!r}; see 'bourdon readers'")
-
-
 # -- export ---------------------------------------------------------------------------------
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from bourdon.ingest.pipeline import MISSING, REFUSED, export_reader
+    from bourdon.ingest.outcome import MISSING, REFUSED
+    from bourdon.ingest.pipeline import export_reader
 
-    reader = _reader(args.agent)
+    reader = selection.pick_reader(args.agent)
     ctx = reader_context(args.store)
     library = open_library(args)
     result = export_reader(library, reader, ctx, dry_run=args.dry_run, force=args.force)
@@ -262,35 +186,27 @@ def _print_result(result: ExportResult) -> None:
 
 
 def cmd_export_all(args: argparse.Namespace) -> int:
-    from bourdon.ingest.pipeline import GOOD_OUTCOMES, MISSING, export_reader
+    from bourdon.ingest.exportall import FAILED, export_all, failed
+    from bourdon.ingest.outcome import GOOD_OUTCOMES, MISSING
 
-    readers, broken = available_readers()
+    readers, broken = selection.available_readers()
     ctx = reader_context()
     library = open_library(args)
     progress = _Progress(sys.stderr)
-    results: list[dict[str, Any]] = []
-    names = sorted(readers)
-    for i, name in enumerate(names, 1):
-        step = f"[{i}/{len(names)}] {name}"
-        progress.start(f"{step}: exporting...")
-        try:
-            result = export_reader(library, readers[name], ctx, force=args.force)
-        except BourdonError as exc:
-            results.append(
-                {"reader": name, "agent_id": name, "outcome": "failed", "reason": exc.message}
-            )
-            progress.done(f"{step}: FAILED: {exc.message}")
-            continue
-        except Exception as exc:
-            message = f"{type(exc).__name__}: {exc}"
-            results.append(
-                {"reader": name, "agent_id": name, "outcome": "failed", "reason": message}
-            )
-            progress.done(f"{step}: FAILED: {message}")
-            continue
-        results.append(result.to_dict())
-        progress.done(f"{step}: {_one_line(result)}")
-    bad = [r for r in results if r["outcome"] not in GOOD_OUTCOMES | {MISSING}]
+
+    def started(i: int, n: int, name: str) -> None:
+        progress.start(f"[{i}/{n}] {name}: exporting...")
+
+    def finished(
+        i: int, n: int, name: str, result: ExportResult | None, problem: str | None
+    ) -> None:
+        note = _one_line(result) if result is not None else f"FAILED: {problem}"
+        progress.done(f"[{i}/{n}] {name}: {note}")
+
+    results = export_all(
+        library, readers, ctx, force=args.force, started=started, finished=finished
+    )
+    bad = failed(results)
     plugins = [{"name": b.name, "target": b.target, "error": b.error} for b in broken]
     if args.json:
         output.print_json({"readers": results, "broken": plugins, "ok": not bad})
@@ -303,7 +219,7 @@ def cmd_export_all(args: argparse.Namespace) -> int:
                     "no store" if r["outcome"] == MISSING else r["outcome"],
                     *(
                         [None] * 5
-                        if r["outcome"] in (MISSING, "failed")
+                        if r["outcome"] in (MISSING, FAILED)
                         else [
                             r.get("rows"),
                             r.get("added"),
@@ -356,222 +272,3 @@ class _Progress:
     def done(self, text: str) -> None:
         self.stream.write(f"\r\033[K{text}\n" if self.tty else f"{text}\n")
         self.stream.flush()
-
-
-# -- hooks ----------------------------------------------------------------------------------
-
-
-def _settings(args: argparse.Namespace, agent: str) -> Path:
-    from bourdon.ingest.hooks import settings_path
-
-    override = Path(args.settings) if args.settings else None
-    return settings_path(agent, Path.home(), override)
-
-
-def cmd_hooks_install(args: argparse.Namespace) -> int:
-    from bourdon.ingest.hooks import install
-
-    change = install(
-        args.agent, _settings(args, args.agent), state_dir=home_path(), dry_run=args.dry_run
-    )
-    _report_change(change, args.json)
-    if change.changed and not args.dry_run and shutil.which("bourdon") is None:
-        output.error(
-            "warning: 'bourdon' is not on PATH here; the agent's hooks need it on the PATH the "
-            "agent runs with"
-        )
-    return 0
-
-
-def cmd_hooks_uninstall(args: argparse.Namespace) -> int:
-    from bourdon.ingest.hooks import uninstall
-
-    change = uninstall(
-        args.agent, _settings(args, args.agent), state_dir=home_path(), dry_run=args.dry_run
-    )
-    _report_change(change, args.json)
-    return 0
-
-
-def _report_change(change: Any, as_json: bool) -> None:
-    if as_json:
-        output.print_json({**change.to_dict(), "diff": change.diff()})
-        return
-    verb = "install" if change.action == "install" else "uninstall"
-    if not change.changed:
-        state = "already installed" if verb == "install" else "not installed"
-        print(f"bourdon's hooks for {change.agent} are {state} in {change.path}; nothing changed")
-        return
-    if change.dry_run:
-        print(f"Dry run: '{verb}' would change {change.path} (nothing was written):")
-        sys.stdout.write(change.diff())
-        return
-    items = change.added if verb == "install" else change.removed
-    done = "Installed" if verb == "install" else "Removed"
-    where = "into" if verb == "install" else "from"
-    print(f"{done} bourdon's hooks for {change.agent} {where} {change.path}:")
-    for item in items:
-        print(f"  {item}")
-    if change.backup:
-        print(f"  backup of the previous file: {change.backup}")
-    if change.after is None:
-        print(f"  {change.path} held nothing else and was removed (install had created it)")
-
-
-def cmd_hooks_status(args: argparse.Namespace) -> int:
-    from bourdon.ingest.hooks import AGENTS, status
-
-    agents = [args.agent] if args.agent else list(AGENTS)
-    if args.settings and len(agents) != 1:
-        raise BourdonError("--settings needs an AGENT: the file belongs to one agent")
-    found = []
-    for agent in agents:
-        try:
-            found.append(status(agent, _settings(args, agent)).to_dict())
-        except BourdonError as exc:
-            if args.agent:
-                raise
-            found.append({"agent": agent, "state": "unreadable", "error": exc.message})
-    if args.json:
-        output.print_json({"hooks": found})
-        return 0
-    output.table(
-        ["AGENT", "STATE", "SETTINGS"],
-        [[s["agent"], s["state"], s.get("settings") or s.get("error")] for s in found],
-    )
-    for s in found:
-        for missing in s.get("missing", []) if s["state"] == "partial" else []:
-            print(f"  {s['agent']}: missing {missing}")
-    return 0
-
-
-# -- what the hooks run ---------------------------------------------------------------------
-
-
-def _hook_input() -> dict[str, Any]:
-    """The agent's hook JSON on stdin, if any (never waits on a terminal)."""
-    try:
-        if sys.stdin is None or sys.stdin.isatty():
-            return {}
-        raw = sys.stdin.buffer.read(_STDIN_LIMIT)
-        data = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
-    except Exception:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def cmd_hook_export(args: argparse.Namespace) -> int:
-    """Export the store of the agent whose hook called; exit 0, print nothing, whatever happens."""
-    what = f"export {args.agent or '(no agent)'}"
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            _hook_export(args)
-    except BaseException as exc:  # an agent's turn must never break because of bourdon
-        if isinstance(exc, SystemExit) and not exc.code:
-            return 0
-        message = exc.message if isinstance(exc, BourdonError) else f"{type(exc).__name__}: {exc}"
-        _record(args, what, args.agent, message)
-    return 0
-
-
-def _hook_export(args: argparse.Namespace) -> None:
-    from bourdon.ingest.pipeline import REFUSED, export_reader, unchanged
-
-    if not args.agent:
-        raise BourdonError("the hook names no agent: run 'bourdon hooks install AGENT' again")
-    event = _hook_input()
-    reader = _reader(args.agent)
-    root = library_path(args)
-    if not _is_library(root):
-        raise BourdonError(
-            f"no library at {root}: create one with 'bourdon init', or set BOURDON_LIBRARY in "
-            "the agent's environment"
-        )
-    ctx = reader_context()
-    if unchanged(root, reader, ctx) is not None:  # nothing new: no library, git or schema
-        return
-    from bourdon.store.library import Provenance
-
-    session = event.get("session_id") or event.get("conversation_id")
-    transcript = event.get("transcript_path")
-    who = Provenance(
-        caller=f"reader:{reader.name}",
-        session=str(session)[:128] if isinstance(session, str) and session else None,
-        transcript=str(transcript)[:512] if isinstance(transcript, str) and transcript else None,
-        machine=ctx.machine,
-    )
-    library = open_library(args)
-    try:
-        result = export_reader(library, reader, ctx, provenance=who)
-    finally:
-        library.close()
-    if result.outcome == REFUSED:
-        raise BourdonError(f"export refused: {result.reason}")
-    if result.outcome == "missing":
-        raise BourdonError(f"{result.reason}; see 'bourdon readers'")
-
-
-def _record(args: argparse.Namespace, what: str, agent: str | None, error: str) -> None:
-    from bourdon.ingest.pipeline import HOOK_FAILURES, hook_failures_path, record_hook_failure
-
-    with contextlib.suppress(Exception):
-        root = library_path(args)
-        log = hook_failures_path(root) if _is_library(root) else home_path() / HOOK_FAILURES
-        record_hook_failure(log, what, agent, error)
-
-
-# Agents that read turn-start context from a hook's JSON answer (Claude Code's format, which
-# Codex and Gemini CLI follow). Cursor's prompt hook cannot add context: it gets nothing.
-_CONTEXT_HOOKS: Final = {"claude-code", "codex", "gemini-cli"}
-
-
-def cmd_hook_user_prompt(args: argparse.Namespace) -> int:
-    """Print what bourdon recognises in the prompt, as the agent's hook expects; always exit 0.
-
-    Reads the hook JSON on stdin (``prompt``, ``cwd``), recognises known entities in-process
-    from the library (no server needed) and prints
-    ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": ...}}``.
-    Prints nothing when nothing is recognised, and records any failure for
-    ``bourdon readers`` instead of breaking the agent's turn.
-    """
-    agent = args.agent or "claude-code"
-    buffer = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(buffer):
-            answer = _turn_context(args, _hook_input())
-    except BaseException as exc:  # an agent's turn must never break because of bourdon
-        if not (isinstance(exc, SystemExit) and not exc.code):
-            message = (
-                exc.message if isinstance(exc, BourdonError) else f"{type(exc).__name__}: {exc}"
-            )
-            _record(args, "user-prompt", agent, message)
-        return 0
-    if answer and agent in _CONTEXT_HOOKS:
-        sys.stdout.write(
-            json.dumps(
-                {
-                    "hookSpecificOutput": {
-                        "hookEventName": "UserPromptSubmit",
-                        "additionalContext": answer,
-                    }
-                }
-            )
-            + "\n"
-        )
-    return 0
-
-
-def _turn_context(args: argparse.Namespace, event: dict[str, Any]) -> str:
-    from bourdon.query.context import prepare_recognition_context
-    from bourdon.query.index import Index
-
-    prompt = event.get("prompt") or event.get("user_prompt") or ""
-    if not isinstance(prompt, str) or not prompt.strip():
-        return ""
-    root = library_path(args)
-    if not _is_library(root):
-        raise BourdonError(f"no library at {root}: create one with 'bourdon init'")
-    index = Index(root.absolute())
-    index.refresh()
-    answer = prepare_recognition_context(index, prompt, "team", False)
-    return str(answer["prompt_context"])

@@ -7,8 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from bourdon.cli import output
-from bourdon.cli.shared import open_library, unified_diff
-from bourdon.cli.writing import report
+from bourdon.cli.shared import open_library, report_write, unified_diff
 from bourdon.digest import digest, digest8, parse_digest
 from bourdon.errors import ConflictError
 
@@ -185,7 +184,7 @@ def cmd_rollback(args: argparse.Namespace) -> int:
             print(f"To do it: bourdon rollback {args.agent} {args.version}{guard}")
         return 0
     result = library.rollback(args.agent, args.version, expected_digest=args.expected_digest)
-    report(result, args.json)
+    report_write(result, args.json)
     return 0
 
 

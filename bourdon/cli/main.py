@@ -25,6 +25,7 @@ from bourdon.cli import (
     demo,
     export,
     history,
+    hooks,
     members,
     output,
     peers,
@@ -46,6 +47,7 @@ def register(sub: Any) -> None:
         staging,
         reads,
         export,
+        hooks,
         serve,
         members,
         peers,
@@ -68,9 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_global_options(parser, after_command=False)
     # Every command's parser (and its verbs', which inherit the class) takes the global
     # options after the command too: the reference CLI's form (`bourdon serve --library P`).
-    sub = parser.add_subparsers(
-        dest="command", metavar="COMMAND", parser_class=CommandParser
-    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
     sub.required = True
     register(sub)
     return parser

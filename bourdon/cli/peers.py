@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from bourdon.cli import output
-from bourdon.cli.shared import home_path
+from bourdon.cli.shared import check_peers, home_path
 
 
 def register(sub: Any) -> None:
@@ -89,35 +89,6 @@ def cmd_remove(args: argparse.Namespace) -> int:
     else:
         print(f"Removed peer {args.name}")
     return 0
-
-
-def check_peers(deadline: float) -> dict[str, dict[str, Any]] | None:
-    """Ask every peer of peers.yaml ``list_agents`` once, all at once, under ``deadline`` s.
-
-    Each peer's ``peer_outcome`` plus ``agents`` (how many it listed); ``None`` with no peer.
-    """
-    import anyio
-
-    from bourdon.federation.client import peer_outcome
-    from bourdon.serve.config import build_federation
-
-    federation = build_federation(home_path(), [])
-    if federation is None:
-        return None
-
-    async def check() -> list[Any]:
-        try:
-            return await federation.ask("list_agents", {"federation_hop": 1}, deadline)
-        finally:
-            await federation.aclose()
-
-    return {
-        a.peer: {
-            **peer_outcome(a, "list_agents"),
-            "agents": len((a.payload or {}).get("agents") or []) if a.payload else None,
-        }
-        for a in anyio.run(check)
-    }
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -1,7 +1,7 @@
 """``bourdon agents``, ``find``, ``recent`` and ``summary``: the read tools, for people.
 
-They answer from the same functions as the MCP server (``bourdon.reads``), in-process. People
-reading their own library see team rows by default; ``--private`` adds private rows.
+They answer from the same functions as the MCP server (``bourdon.query.reads``), in-process.
+People reading their own library see team rows by default; ``--private`` adds private rows.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bourdon.cli.shared import library_path
+from bourdon.cli.shared import is_loopback, library_path
 from bourdon.errors import InputError
 
 if TYPE_CHECKING:
@@ -247,17 +247,6 @@ def serve_http(
         gate, host=door.host, port=door.port, log_level="warning", lifespan="on"
     )
     uvicorn.Server(config).run()
-
-
-def is_loopback(host: str) -> bool:
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def server_state(server: Any) -> tuple[int, int]:

@@ -1,6 +1,8 @@
-"""What every command group shares: the library and home it works on, input files, diffs, and
-the parser class that takes the global options (``--library``, ``--json``) after a command too,
-as the reference Bourdon CLI takes them (``bourdon serve --library PATH``).
+"""What every command group shares: the library and home it works on, where readers look, input
+files, diffs, how a write is reported, the peers check, and the parser class that takes the
+global options (``--library``, ``--json``) after a command too, as the reference Bourdon CLI
+takes them (``bourdon serve --library PATH``). Command modules import each other through here
+only.
 
 Configuration is read here and by the server factory, nowhere else: ``--library``, else
 ``$BOURDON_LIBRARY``, else ``~/agent-library``; ``$BOURDON_HOME``, else ``~/.bourdon``.
@@ -14,10 +16,15 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bourdon.cli import output
+from bourdon.digest import digest8
 from bourdon.errors import InputError
+
+if TYPE_CHECKING:
+    from bourdon.readers.base import ReaderContext
+    from bourdon.store.library import WriteResult
 
 DEFAULT_LIBRARY = "~/agent-library"
 
@@ -100,6 +107,13 @@ def home_path() -> Path:
     return bourdon_home()
 
 
+def reader_context(store: str | None = None) -> ReaderContext:
+    """Where readers look: this user's home and environment, this machine."""
+    from bourdon.serve.config import reader_context as context
+
+    return context(Path(store).expanduser() if store else None)
+
+
 def open_library(args: argparse.Namespace) -> Any:
     """The library of ``--library``; tells the user on stderr what crash recovery did."""
     from bourdon.serve.config import machine_name
@@ -138,3 +152,91 @@ def unified_diff(old: bytes, new: bytes, old_name: str, new_name: str) -> str:
         tofile=new_name,
     )
     return "".join(lines)
+
+
+def write_summary(result: WriteResult) -> dict[str, Any]:
+    """The commit summary of the wire contract (``no_op`` only when nothing was written)."""
+    summary: dict[str, Any] = {
+        "agent_id": result.agent_id,
+        "op": result.op,
+        "added": result.stats.total_added,
+        "updated": result.stats.total_updated,
+        "removed": result.stats.total_removed,
+        "total": result.totals.get("total", 0),
+        "counts": {k: v for k, v in result.totals.items() if k != "total"},
+        "path": result.path,
+        "digest": result.digest,
+        "digest8": digest8(result.digest),
+        "previous_digest": result.previous_digest,
+        "version_id": result.version,
+        "last_updated": result.last_updated,
+    }
+    if result.no_op:
+        summary["no_op"] = True
+    if result.staged:
+        summary["staged"] = True
+    return summary
+
+
+def report_write(result: WriteResult, as_json: bool) -> None:
+    """A write's outcome: one summary line and its version, or the wire summary as JSON."""
+    if as_json:
+        output.print_json(write_summary(result))
+        return
+    if result.no_op:
+        short = digest8(result.digest)
+        print(f"No change: {result.agent_id} already holds these rows (digest {short})")
+        return
+    verb = {
+        "merge": "Merged into",
+        "replace": "Replaced",
+        "rollback": "Rolled back",
+        "promote": "Promoted into",
+        "stage": "Staged for",
+    }.get(result.op, result.op)
+    s = result.stats
+    print(
+        f"{verb} {result.agent_id}: +{s.total_added} added, ~{s.total_updated} updated, "
+        f"-{s.total_removed} removed ({result.totals.get('total', 0)} rows in all)"
+    )
+    print(f"  version {output.short(result.version)}  digest {digest8(result.digest)}")
+
+
+def check_peers(deadline: float) -> dict[str, dict[str, Any]] | None:
+    """Ask every peer of peers.yaml ``list_agents`` once, all at once, under ``deadline`` s.
+
+    Each peer's ``peer_outcome`` plus ``agents`` (how many it listed); ``None`` with no peer.
+    """
+    import anyio
+
+    from bourdon.federation.client import peer_outcome
+    from bourdon.serve.config import build_federation
+
+    federation = build_federation(home_path(), [])
+    if federation is None:
+        return None
+
+    async def check() -> list[Any]:
+        try:
+            return await federation.ask("list_agents", {"federation_hop": 1}, deadline)
+        finally:
+            await federation.aclose()
+
+    return {
+        a.peer: {
+            **peer_outcome(a, "list_agents"),
+            "agents": len((a.payload or {}).get("agents") or []) if a.payload else None,
+        }
+        for a in anyio.run(check)
+    }
+
+
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

@@ -7,8 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from bourdon.cli import output
-from bourdon.cli.shared import open_library
-from bourdon.cli.writing import report
+from bourdon.cli.shared import open_library, report_write
 from bourdon.digest import digest8
 from bourdon.errors import InputError, NotFoundError
 from bourdon.formats import yamlio
@@ -90,7 +89,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_promote(args: argparse.Namespace) -> int:
     library = open_library(args)
     result = library.promote(_caller(library, args.agent, args.caller), args.agent)
-    report(result, args.json)
+    report_write(result, args.json)
     return 0
 
 

@@ -1,9 +1,9 @@
 """``bourdon status`` and ``bourdon doctor``: the library's health, for people and for scripts.
 
-Both build the same report (``bourdon.health``) the MCP tool ``memory_status`` gives, read from
-the library at HEAD (the CLI has no index loaded). ``doctor`` adds the slow checks (``git fsck``,
-every manifest validated at HEAD and on disk, the git identity hand commits use, and with
-``--host`` the bind ``bourdon serve`` would make) and prints each problem with its fix.
+Both build the same report (``bourdon.status.health``) the MCP tool ``memory_status`` gives,
+read from the library at HEAD (the CLI has no index loaded). ``doctor`` adds the slow checks
+(``git fsck``, every manifest validated at HEAD and on disk, the git identity hand commits use,
+and with ``--host`` the bind ``bourdon serve`` would make) and prints each problem with its fix.
 """
 
 from __future__ import annotations
@@ -12,7 +12,14 @@ import argparse
 from typing import Any, Final
 
 from bourdon.cli import output
-from bourdon.cli.shared import home_path, library_path, report_recovery
+from bourdon.cli.shared import (
+    check_peers,
+    home_path,
+    is_loopback,
+    library_path,
+    reader_context,
+    report_recovery,
+)
 from bourdon.errors import LibraryError
 
 PROBLEMS_EXIT: Final = LibraryError.exit_code  # doctor, when it found an error-severity problem
@@ -82,7 +89,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace, *, deep: bool) -> dict[str, Any]:
-    from bourdon.cli import export, peers
+    from bourdon.ingest import selection
     from bourdon.status import health
     from bourdon.status.readers import is_library
     from bourdon.store.library import Library
@@ -100,19 +107,17 @@ def _report(args: argparse.Namespace, *, deep: bool) -> dict[str, Any]:
             f"{root} is not a bourdon library; create one with 'bourdon init {root}'"
         )
     try:
-        ctx = export.reader_context()
+        ctx = reader_context()
         facts = health.collect(
             library,
             root,
             home_path(),
-            readers=export.available_readers(),
+            readers=selection.available_readers(),
             ctx=ctx,
-            peer_outcomes=None if args.no_peers else peers.check_peers(max(0.1, args.deadline)),
+            peer_outcomes=None if args.no_peers else check_peers(max(0.1, args.deadline)),
             recovered=recovered,
         )
         if deep:
-            from bourdon.cli.serve import is_loopback
-
             facts.checks = health.deep_checks(library, ctx.env) if library is not None else {}
             if args.host:
                 facts.checks["bind"] = {"host": args.host, "loopback": is_loopback(args.host)}

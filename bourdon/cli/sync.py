@@ -65,7 +65,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_remote_add(args: argparse.Namespace) -> int:
-    from bourdon.replicate.sync import add_remote
+    from bourdon.replicate.remotes import add_remote
 
     library = open_library(args)
     add_remote(library, args.name, args.url, args.visibility)
@@ -80,7 +80,7 @@ def cmd_remote_add(args: argparse.Namespace) -> int:
 
 
 def cmd_remote_remove(args: argparse.Namespace) -> int:
-    from bourdon.replicate.sync import remove_remote
+    from bourdon.replicate.remotes import remove_remote
 
     remove_remote(open_library(args), args.name)
     if args.json:
@@ -112,7 +112,9 @@ def cmd_remote_list(args: argparse.Namespace) -> int:
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
-    from bourdon.replicate.sync import SyncReport, remote_names, sync, watch
+    from bourdon.replicate.remotes import remote_names
+    from bourdon.replicate.report import SyncReport
+    from bourdon.replicate.sync import sync_each, watch
 
     if args.watch:
         if args.dry_run:
@@ -146,23 +148,25 @@ def cmd_sync(args: argparse.Namespace) -> int:
         return 2
     reports: list[SyncReport | None] = []
     failed: BourdonError | None = None
-    for name in names:
-        progress = None if args.json else (lambda text: output.error(text))
-        try:
-            reports.append(
-                sync(
-                    library,
-                    name,
-                    dry_run=args.dry_run,
-                    timeout=args.timeout,
-                    progress=progress,
-                )
-            )
-        except BourdonError as exc:
-            failed = exc
-            output.error(f"sync with {name} failed: {exc.message}")
-            if args.json:
-                reports.append(None)
+
+    def collect(name: str, report: SyncReport | None, error: BourdonError | None) -> None:
+        nonlocal failed
+        if error is None:
+            reports.append(report)
+            return
+        failed = error
+        output.error(f"sync with {name} failed: {error.message}")
+        if args.json:
+            reports.append(None)
+
+    sync_each(
+        library,
+        names,
+        on_result=collect,
+        dry_run=args.dry_run,
+        timeout=args.timeout,
+        progress=None if args.json else (lambda text: output.error(text)),
+    )
     if args.json:
         output.print_json(
             {"syncs": [r.to_dict() if r else None for r in reports], "ok": failed is None}

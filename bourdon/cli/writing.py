@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import argparse
 import functools
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bourdon.cli import output
-from bourdon.cli.shared import library_path, open_library, read_input
-from bourdon.digest import digest8
-from bourdon.errors import BourdonError, InputError, LibraryError
+from bourdon.cli.shared import library_path, open_library, read_input, report_write
+from bourdon.errors import InputError, LibraryError
 from bourdon.formats import yamlio
 
 SHOWN_WARNINGS = 10  # an adoption may warn about hundreds of versions; --json has them all
 
 if TYPE_CHECKING:
     from bourdon.store.adopt import Adoption
-    from bourdon.store.library import WriteResult
 
 
 def register(sub: Any) -> None:
@@ -148,50 +145,19 @@ def _print_plan(plan: Adoption, *, done: bool) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from bourdon.formats.schema import load_manifest, read_manifest
-    from bourdon.model import AGENTS_DIR as AGENTS
-    from bourdon.model import STAGING_DIR as STAGING
-    from bourdon.model import SUFFIX
+    from bourdon.model import AGENTS_DIR
+    from bourdon.status.validation import Read, library_files, validate
 
     if args.files:
-        targets: list[tuple[str, Callable[[], bytes]]] = [
+        targets: list[tuple[str, Read]] = [
             (name, functools.partial(read_input, name)) for name in args.files
         ]
     else:
         root = library_path(args)
-        if not (root / AGENTS).is_dir():
+        if not (root / AGENTS_DIR).is_dir():
             raise LibraryError(f"{root} is not a library; pass files, or --library PATH")
-        paths = sorted((root / AGENTS).glob(f"*{SUFFIX}")) + sorted(
-            (root / STAGING).glob(f"*/*{SUFFIX}")
-        )
-        targets = [(str(p.relative_to(root)), p.read_bytes) for p in paths]
-    results: list[dict[str, Any]] = []
-    for name, read in targets:
-        try:
-            raw = read()
-        except BourdonError as exc:
-            results.append({"path": name, "valid": False, "problems": [exc.message]})
-            continue
-        # What bourdon serves of it: the rows it would leave out, or why it skips it whole.
-        try:
-            served: list[str] | None = [
-                p.message(name) for p in read_manifest(raw, what=name).problems
-            ]
-        except BourdonError as exc:
-            served = None
-            unserved = getattr(exc, "problems", None) or [exc.message]
-        if args.as_read:
-            problems = unserved if served is None else served
-            results.append({"path": name, "valid": not problems, "problems": problems})
-            continue
-        try:
-            load_manifest(raw, what=name)
-            results.append({"path": name, "valid": True, "problems": [], "served_whole": True})
-        except BourdonError as exc:
-            problems = getattr(exc, "problems", None) or [exc.message]
-            results.append(
-                {"path": name, "valid": False, "problems": problems, "served_whole": served == []}
-            )
+        targets = library_files(root)
+    results = validate(targets, as_read=args.as_read)
     bad = [r for r in results if not r["valid"]]
     if args.json:
         output.print_json({"files": results, "valid": len(results) - len(bad), "invalid": len(bad)})
@@ -215,52 +181,5 @@ def cmd_commit(args: argparse.Namespace) -> int:
     result = library.commit(
         args.agent, change, mode=args.mode, expected_digest=args.expected_digest
     )
-    report(result, args.json)
+    report_write(result, args.json)
     return 0
-
-
-def write_summary(result: WriteResult) -> dict[str, Any]:
-    """The commit summary of the wire contract (``no_op`` only when nothing was written)."""
-    summary: dict[str, Any] = {
-        "agent_id": result.agent_id,
-        "op": result.op,
-        "added": result.stats.total_added,
-        "updated": result.stats.total_updated,
-        "removed": result.stats.total_removed,
-        "total": result.totals.get("total", 0),
-        "counts": {k: v for k, v in result.totals.items() if k != "total"},
-        "path": result.path,
-        "digest": result.digest,
-        "digest8": digest8(result.digest),
-        "previous_digest": result.previous_digest,
-        "version_id": result.version,
-        "last_updated": result.last_updated,
-    }
-    if result.no_op:
-        summary["no_op"] = True
-    if result.staged:
-        summary["staged"] = True
-    return summary
-
-
-def report(result: WriteResult, as_json: bool) -> None:
-    if as_json:
-        output.print_json(write_summary(result))
-        return
-    if result.no_op:
-        short = digest8(result.digest)
-        print(f"No change: {result.agent_id} already holds these rows (digest {short})")
-        return
-    verb = {
-        "merge": "Merged into",
-        "replace": "Replaced",
-        "rollback": "Rolled back",
-        "promote": "Promoted into",
-        "stage": "Staged for",
-    }.get(result.op, result.op)
-    s = result.stats
-    print(
-        f"{verb} {result.agent_id}: +{s.total_added} added, ~{s.total_updated} updated, "
-        f"-{s.total_removed} removed ({result.totals.get('total', 0)} rows in all)"
-    )
-    print(f"  version {output.short(result.version)}  digest {digest8(result.digest)}")

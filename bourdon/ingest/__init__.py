@@ -1,3 +1,3 @@
 """Ingest: the export pipeline (reader, redaction, visibility, erosion guard, commit), its
-watermarks, and hook install.
+watermarks and hook failure log, export-all, the hooks' install, and what the hooks run.
 """

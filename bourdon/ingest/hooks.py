@@ -14,7 +14,9 @@ settings file and takes them out again:
   is semantically what it was before. A file that install created is removed. What install
   created is remembered in ``<state_dir>/hooks-installed.json`` (``$BOURDON_HOME``).
 
-The caller passes the home folder and the state folder (no environment is read here).
+The caller passes the home folder and the state folder (no environment is read here). Where
+each agent's file is, and bourdon's hook file for it: ``hookfiles``; the JSON of settings files
+and their two shapes of hook lists: ``settingsjson``.
 """
 
 from __future__ import annotations
@@ -25,42 +27,30 @@ import difflib
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from bourdon.errors import InputError, NotFoundError
+from bourdon.errors import BourdonError, InputError
+from bourdon.ingest.hookfiles import fragment, target
+from bourdon.ingest.settingsjson import (
+    dump_settings,
+    group_of,
+    handlers_of,
+    has_command,
+    parse_settings,
+    strip_ours,
+)
 
 STATE_FILE: Final = "hooks-installed.json"
 BACKUP: Final = ".bourdon-backup-"
-OURS: Final = "bourdon hook "  # every command bourdon's hook files run starts with this
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where one agent keeps its hooks, and which of bourdon's hook files goes there."""
-
-    agent: str
-    fragment: str  # under hooks/
-    settings: str  # under the home folder
-    flat: bool  # Cursor: {"event": [{"command": ...}]}; others: [{"hooks": [{...}]}]
-
-
-TARGETS: Final = {
-    "claude-code": Target(
-        "claude-code", "claude-code/settings.json", ".claude/settings.json", False
-    ),
-    "codex": Target("codex", "codex/hooks.json", ".codex/hooks.json", False),
-    "cursor": Target("cursor", "cursor/hooks.json", ".cursor/hooks.json", True),
-    "gemini-cli": Target("gemini-cli", "gemini-cli/settings.json", ".gemini/settings.json", False),
-}
-AGENTS: Final = tuple(TARGETS)
 
 INSTALLED: Final = "installed"
 NOT_INSTALLED: Final = "not installed"
 PARTIAL: Final = "partial"
+UNREADABLE: Final = "unreadable"  # the settings file could not be read (status of every agent)
 
 
 @dataclass
@@ -123,57 +113,35 @@ class Change:
         }
 
 
-# -- where things are ---------------------------------------------------------------------
-
-
-def hooks_dir() -> Path:
-    """bourdon's hook files: inside an installed package, else the checkout's ``hooks/``."""
-    package = Path(__file__).resolve().parent.parent  # bourdon/, above ingest/hooks.py
-    packaged = package / "hooks"
-    return packaged if packaged.is_dir() else package.parent / "hooks"
-
-
-def target(agent: str) -> Target:
-    try:
-        return TARGETS[agent]
-    except KeyError:
-        raise NotFoundError(
-            f"bourdon has no hooks for {agent!r}; it has hooks for {', '.join(AGENTS)}"
-        ) from None
-
-
-def settings_path(agent: str, home: Path, override: Path | None = None) -> Path:
-    """The settings file bourdon edits for ``agent``: ``override``, else the user's own."""
-    return (override or home / target(agent).settings).expanduser()
-
-
-def fragment(agent: str) -> dict[str, Any]:
-    """bourdon's hook file for ``agent``, as shipped in ``hooks/``."""
-    path = hooks_dir() / target(agent).fragment
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise NotFoundError(f"bourdon's hook file {path} is missing ({exc.strerror})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("hooks"), dict):
-        raise InputError(f"bourdon's hook file {path} has no 'hooks' object")
-    return data
-
-
 # -- status, install, uninstall -----------------------------------------------------------
 
 
 def status(agent: str, path: Path) -> Status:
     """Installed (every bourdon entry present), partial (some) or not installed (none)."""
     spec = target(agent)
-    wanted = list(_entries(fragment(agent), spec))
+    wanted = list(handlers_of(fragment(agent), spec))
     data, _ = _load(path)
     present: list[str] = []
     missing: list[str] = []
     for event, entry in wanted:
         label = f"{event}: {entry['command']}"
-        (present if data and _has(data, spec, event, entry["command"]) else missing).append(label)
+        (present if data and has_command(data, spec, event, entry["command"]) else missing).append(
+            label
+        )
     state = INSTALLED if not missing else PARTIAL if present else NOT_INSTALLED
     return Status(agent, path, state, data is not None, present, missing)
+
+
+def statuses(paths: Mapping[str, Path]) -> list[dict[str, Any]]:
+    """Each agent's status (``paths``: agent -> settings file), as dicts; a file that cannot
+    be read is reported as ``unreadable`` with the error, not raised."""
+    found = []
+    for agent, path in paths.items():
+        try:
+            found.append(status(agent, path).to_dict())
+        except BourdonError as exc:
+            found.append({"agent": agent, "state": UNREADABLE, "error": exc.message})
+    return found
 
 
 def install(agent: str, path: Path, *, state_dir: Path, dry_run: bool = False) -> Change:
@@ -197,20 +165,18 @@ def install(agent: str, path: Path, *, state_dir: Path, dry_run: bool = False) -
         result["hooks"] = {}
         created.append(["hooks"])
     added = []
-    for event, entry in _entries(shipped, spec):
-        if _has(result, spec, event, entry["command"]):
+    for event, entry in handlers_of(shipped, spec):
+        if has_command(result, spec, event, entry["command"]):
             continue
         events = result["hooks"]
         if event not in events:
             events[event] = []
             created.append(["hooks", event])
-        events[event].append(
-            copy.deepcopy(entry if spec.flat else _group_of(shipped, event, entry))
-        )
+        events[event].append(copy.deepcopy(entry if spec.flat else group_of(shipped, event, entry)))
         added.append(f"{event}: {entry['command']}")
     if not added:
         return Change(agent, "install", path, False, raw, raw, dry_run)
-    after = _dump(result, raw)
+    after = dump_settings(result, raw)
     change = Change(agent, "install", path, True, raw, after, dry_run, added=added)
     if dry_run:
         return change
@@ -224,7 +190,7 @@ def install(agent: str, path: Path, *, state_dir: Path, dry_run: bool = False) -
 def uninstall(agent: str, path: Path, *, state_dir: Path, dry_run: bool = False) -> Change:
     """Remove exactly bourdon's entries, and what install created; never the user's hooks."""
     spec = target(agent)
-    commands = {entry["command"] for _, entry in _entries(fragment(agent), spec)}
+    commands = {entry["command"] for _, entry in handlers_of(fragment(agent), spec)}
     data, raw = _load(path)
     if data is None:
         return Change(agent, "uninstall", path, False, None, None, dry_run)
@@ -240,7 +206,7 @@ def uninstall(agent: str, path: Path, *, state_dir: Path, dry_run: bool = False)
                 continue
             kept = []
             for item in entries:
-                item, gone = _strip(item, spec, commands)
+                item, gone = strip_ours(item, spec, commands)
                 removed += [f"{event}: {c}" for c in gone]
                 if item is not None:
                     kept.append(item)
@@ -254,7 +220,7 @@ def uninstall(agent: str, path: Path, *, state_dir: Path, dry_run: bool = False)
     if spec.flat and "hooks" not in result and created and ["version"] in created:
         result.pop("version", None)
     delete = bool(record and record.get("file_created")) and result == {}
-    after = None if delete else _dump(result, raw)
+    after = None if delete else dump_settings(result, raw)
     change = Change(agent, "uninstall", path, True, raw, after, dry_run, removed=removed)
     if dry_run:
         return change
@@ -267,65 +233,6 @@ def uninstall(agent: str, path: Path, *, state_dir: Path, dry_run: bool = False)
 
 
 # -- the JSON -----------------------------------------------------------------------------
-
-
-def _entries(shipped: dict[str, Any], spec: Target) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(event, handler) of a hook file; a handler is a mapping with a ``command``."""
-    for event, groups in shipped["hooks"].items():
-        for group in groups:
-            handlers = [group] if spec.flat else group.get("hooks", [])
-            for handler in handlers:
-                yield event, handler
-
-
-def _group_of(shipped: dict[str, Any], event: str, handler: dict[str, Any]) -> dict[str, Any]:
-    """The group of bourdon's hook file that holds ``handler``, with only that handler."""
-    for group in shipped["hooks"][event]:
-        if handler in group.get("hooks", []):
-            return {**{k: v for k, v in group.items() if k != "hooks"}, "hooks": [handler]}
-    return {"hooks": [handler]}
-
-
-def _has(data: dict[str, Any], spec: Target, event: str, command: str) -> bool:
-    hooks = data.get("hooks")
-    entries = hooks.get(event) if isinstance(hooks, dict) else None
-    if not isinstance(entries, list):
-        return False
-    for item in entries:
-        if not isinstance(item, dict):
-            continue
-        handlers = [item] if spec.flat else item.get("hooks")
-        if isinstance(handlers, list) and any(
-            isinstance(h, dict) and h.get("command") == command for h in handlers
-        ):
-            return True
-    return False
-
-
-def _ours(handler: object, commands: set[str]) -> bool:
-    if not isinstance(handler, dict):
-        return False
-    command = handler.get("command")
-    return isinstance(command, str) and (command in commands or command.startswith(OURS))
-
-
-def _strip(item: object, spec: Target, commands: set[str]) -> tuple[object | None, list[str]]:
-    """``item`` without bourdon's handlers (None when nothing of it is left), and what went."""
-    if spec.flat:
-        if _ours(item, commands):
-            assert isinstance(item, dict)
-            return None, [str(item["command"])]
-        return item, []
-    if not isinstance(item, dict) or not isinstance(item.get("hooks"), list):
-        return item, []
-    handlers = item["hooks"]
-    gone = [str(h["command"]) for h in handlers if _ours(h, commands)]
-    if not gone:
-        return item, []
-    left = [h for h in handlers if not _ours(h, commands)]
-    if not left:
-        return None, gone
-    return {**item, "hooks": left}, gone
 
 
 def _made(created: list[list[str]] | None, path: list[str]) -> bool:
@@ -345,60 +252,7 @@ def _load(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
     if not raw.strip():
         return {}, raw
-    try:
-        data = json.loads(raw, object_pairs_hook=_no_duplicates)
-    except _Duplicate as exc:
-        raise InputError(
-            f"{path} repeats the key {exc.args[0]!r}; bourdon edits plain JSON only and changed "
-            "nothing: remove the duplicate, or add bourdon's hooks by hand"
-        ) from None
-    except json.JSONDecodeError as exc:
-        where = f" (line {exc.lineno}, column {exc.colno})"
-        raise InputError(
-            f"{path} is not valid JSON{where}: comments and trailing commas are not JSON; "
-            "bourdon changed nothing: fix the file, or add bourdon's hooks by hand"
-        ) from None
-    if not isinstance(data, dict):
-        raise InputError(f"{path} does not hold a JSON object; bourdon changed nothing")
-    hooks = data.get("hooks")
-    if hooks is not None and not isinstance(hooks, dict):
-        raise InputError(f"'hooks' in {path} is not an object; bourdon changed nothing")
-    if isinstance(hooks, dict):
-        for event, entries in hooks.items():
-            if not isinstance(entries, list):
-                raise InputError(
-                    f"'hooks.{event}' in {path} is not a list; bourdon changed nothing"
-                )
-    return data, raw
-
-
-class _Duplicate(ValueError):
-    pass
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _Duplicate(key)
-        out[key] = value
-    return out
-
-
-def _dump(data: dict[str, Any], raw: str | None) -> str:
-    """JSON in the style of the file it replaces: same indentation and final newline."""
-    indent: int | str = 2
-    if raw:
-        for line in raw.splitlines()[1:]:
-            stripped = line.lstrip(" \t")
-            if stripped and len(stripped) < len(line):
-                lead = line[: len(line) - len(stripped)]
-                indent = "\t" if lead.startswith("\t") else len(lead)
-                break
-    # A file that spells non-ASCII characters as \u escapes keeps doing so.
-    escaped = raw is not None and raw.isascii() and "\\u" in raw
-    text = json.dumps(data, indent=indent, ensure_ascii=escaped)
-    return text + "\n" if raw is None or raw.endswith("\n") or not raw else text
+    return parse_settings(raw, path), raw
 
 
 def _real(path: Path) -> Path:

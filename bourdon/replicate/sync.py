@@ -18,133 +18,38 @@ One sync with a remote:
 Each step leaves the library consistent if the process dies: integration commits go through the
 library's write protocol, the published commit is only objects until the push, and the refs
 move last, so the next sync redoes whatever was not finished.
+
+This module runs the rounds; what is received is in ``incoming``, what is sent in ``outgoing``,
+the caches between runs in ``published``, the remotes themselves in ``remotes``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
 import filelock
 
-from bourdon.access.visibility import filter_manifest
-from bourdon.digest import digest
-from bourdon.errors import (
-    BourdonError,
-    BusyError,
-    GitError,
-    InputError,
-    ManifestError,
-    NotFoundError,
-)
-from bourdon.formats import yamlio
+from bourdon.errors import BourdonError, BusyError, GitError
 from bourdon.merge.threeway import merge3
-from bourdon.merge.twoway import compare
-from bourdon.model import AGENTS_DIR, LOCAL_DIR, ROW_SECTIONS, SUFFIX, Visibility, check_agent_id
+from bourdon.model import LOCAL_DIR, Visibility
 from bourdon.replicate import state as syncstate
-from bourdon.replicate.state import (
-    BRANCH,
-    VISIBILITY_KEY,
-    check_remote_name,
-    incoming_ref,
-    synced_ref,
-)
-from bourdon.store.durable import atomic_write
+from bourdon.replicate.incoming import as_received, current_manifest, incoming
+from bourdon.replicate.outgoing import original, outgoing
+from bourdon.replicate.published import PublishedCache
+from bourdon.replicate.remotes import remote_names
+from bourdon.replicate.report import Received, SyncReport
+from bourdon.replicate.state import BRANCH, incoming_ref, synced_ref
 from bourdon.store.library import Library, Provenance
 
 ATTEMPTS: Final = 5
 TIMEOUT: Final = 120.0
 
 Progress = Callable[[str], None]
-
-
-@dataclass
-class Received:
-    """One agent the remote changed, as integrated here (or as it would be, in a dry run)."""
-
-    agent_id: str
-    added: int
-    changed: int
-    removed: int
-    version: str | None = None  # the integration commit; None in a dry run or for a no-op
-
-
-@dataclass
-class Sent:
-    """One agent's published manifest that differs from the remote's."""
-
-    agent_id: str
-    rows: int  # rows in the published manifest
-    withheld: int  # rows of the live manifest above the remote's visibility, never sent
-
-
-@dataclass
-class SyncReport:
-    remote: str
-    dry_run: bool
-    visibility: str
-    attempts: int = 0
-    remote_commit: str | None = None  # the remote's published state as fetched
-    pushed: str | None = None  # the published commit the remote now holds, if one was sent
-    received: list[Received] = field(default_factory=list)
-    sent: list[Sent] = field(default_factory=list)
-    skipped: list[dict[str, str]] = field(default_factory=list)  # remote files not taken
-
-    @property
-    def up_to_date(self) -> bool:
-        return not self.received and not self.sent
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "up_to_date": self.up_to_date}
-
-
-# -- remotes ---------------------------------------------------------------------------------
-
-
-def add_remote(library: Library, name: str, url: str, visibility: str = "team") -> None:
-    """Add a git remote that exchanges only the published branch."""
-    check_remote_name(name)
-    level = Visibility.parse(visibility, "visibility")
-    if level >= Visibility.PRIVATE:
-        raise InputError("a remote receives at most team rows: private rows never leave")
-    if not url or url.startswith("-") or "\n" in url:
-        raise InputError(f"{url!r} is not a git remote URL or path")
-    repo = library.repo
-    if name in repo.remotes():
-        raise InputError(f"remote {name!r} exists already; see 'bourdon remote list'")
-    repo.config_set(f"remote.{name}.url", url)
-    # A hand-run 'git fetch NAME' or 'git push NAME' in the library exchanges the published
-    # branch too, never the working branch (which holds private rows and staged writes).
-    repo.config_set(f"remote.{name}.fetch", f"+refs/heads/{BRANCH}:{incoming_ref(name)}")
-    repo.config_set(f"remote.{name}.push", f"{synced_ref(name)}:refs/heads/{BRANCH}")
-    repo.config_set(f"remote.{name}.{VISIBILITY_KEY}", str(level))
-
-
-def remove_remote(library: Library, name: str) -> None:
-    repo = library.repo
-    if check_remote_name(name) not in repo.remotes():
-        raise NotFoundError(f"no remote {name!r}; see 'bourdon remote list'")
-    repo.config_remove_section(f"remote.{name}")
-    for ref in (incoming_ref(name), synced_ref(name)):
-        repo.delete_ref(ref)
-    with contextlib.suppress(OSError):
-        syncstate.state_path(library.root, name).unlink()
-
-
-def remote_names(library: Library, only: str | None = None) -> list[str]:
-    names = sorted(library.repo.remotes())
-    if only is None:
-        return names
-    if check_remote_name(only) not in names:
-        raise NotFoundError(f"no remote {only!r}; add it with 'bourdon remote add {only} URL'")
-    return [only]
-
-
-# -- sync ------------------------------------------------------------------------------------
+# (remote, its report or None, its error or None): one sync ended.
+OnResult = Callable[[str, SyncReport | None, BourdonError | None], None]
 
 
 def sync(
@@ -238,13 +143,13 @@ def _round(
     received = len(report.received)
     merged: dict[str, dict[str, Any]] = {}
     head_before = library.head()
-    digests = _PublishedCache(library)
-    for agent_id, before, after in _incoming(library, base, theirs, report, digests):
+    digests = PublishedCache(library)
+    for agent_id, before, after in incoming(library, base, theirs, report, digests):
         if report.dry_run:
-            current = _current(library, agent_id)
+            current = current_manifest(library, agent_id)
             result = merge3(before, current, after) if current is not None else dict(after)
             merged[agent_id] = result
-            report.received.append(_received(agent_id, current, result, None))
+            report.received.append(as_received(agent_id, current, result, None))
             continue
         assert theirs is not None
         say(f"integrating {agent_id}")
@@ -269,13 +174,13 @@ def _round(
             )
     if theirs and theirs != base and not report.dry_run:
         repo.set_ref(synced_ref(name), theirs)  # all of it is integrated now
-    changes = _outgoing(library, level, theirs, merged, report, library.head(), digests)
+    changes = outgoing(library, level, theirs, merged, report, library.head(), digests)
     if not changes or report.dry_run:
         return True
     say(f"pushing {len(changes)} manifest(s) to {name}")
     own = None
     if len(report.received) > received:
-        own = _original(library, level, base, head_before, machine, digests)
+        own = original(library, level, base, head_before, machine, digests)
     subject = f"publish {len(changes)} agent(s) from {machine}"
     commit = library.write_published(changes, theirs, subject, machine, merged=own)
     if not repo.push(name, commit, BRANCH, timeout):
@@ -286,211 +191,27 @@ def _round(
     return True
 
 
-def _original(
-    library: Library,
-    level: Visibility,
-    base: str | None,
-    head: str | None,
-    machine: str,
-    digests: _PublishedCache,
-) -> str | None:
-    """A published commit of this library's state before it integrated the remote's.
-
-    When both sides changed since ``base``, the commit sent is a merge of the remote's state
-    and this one, so the remote's history (and every library that syncs with it) keeps both
-    originals next to the integration, as git keeps both sides of a merge.
-    """
-    scratch = SyncReport("", False, str(level))
-    before = _outgoing(library, level, base, {}, scratch, head, digests)
-    if not before:
-        return None
-    subject = f"publish {len(before)} agent(s) from {machine}, before integrating"
-    return library.write_published(before, base, subject, machine)
-
-
-def _incoming(
-    library: Library,
-    base: str | None,
-    theirs: str | None,
-    report: SyncReport,
-    digests: _PublishedCache,
-) -> Iterator[tuple[str, dict[str, Any] | None, dict[str, Any]]]:
-    """(agent, base version, remote version) of each agent the remote changed since ``base``."""
-    if theirs is None or theirs == base:
-        return
-    before = _agent_files(library, base)
-    for filename, blob in _agent_files(library, theirs).items():
-        if before.get(filename) == blob:
-            continue
-        agent_id = filename[: -len(SUFFIX)]
-        try:
-            check_agent_id(agent_id)
-            after = library.manifest_at(theirs, agent_id)
-        except (InputError, ManifestError) as exc:
-            report.skipped.append({"file": f"{AGENTS_DIR}/{filename}", "reason": exc.message})
-            continue
-        if after is None:
-            continue
-        if after.get("agent", {}).get("id") != agent_id:
-            report.skipped.append(
-                {"file": f"{AGENTS_DIR}/{filename}", "reason": "names another agent inside"}
-            )
-            continue
-        digests.put(f"blob:{blob}", library.digest_at(theirs, agent_id) or "")
-        older = None
-        if filename in before:
-            with contextlib.suppress(ManifestError):
-                older = library.manifest_at(base, agent_id)
-        yield agent_id, older, after
-
-
-def _outgoing(
-    library: Library,
-    level: Visibility,
-    theirs: str | None,
-    overlay: dict[str, dict[str, Any]],
-    report: SyncReport,
-    head: str | None,
-    cache: _PublishedCache,
-) -> dict[str, bytes]:
-    """``path -> bytes`` of each manifest at ``head``, published, that ``theirs`` lacks."""
-    there = _agent_files(library, theirs)
-    here = _agent_files(library, head)
-    changes: dict[str, bytes] = {}
-    for filename in sorted({*here, *_overlay_files(overlay)}):
-        agent_id = filename[: -len(SUFFIX)]
-        blob, key = here.get(filename), f"{level}:{here.get(filename)}"
-        remote = _RemoteDigest(library, theirs, agent_id, there.get(filename), cache)
-        if agent_id not in overlay and remote.holds(cache.get(key)):
-            continue  # published already, unchanged since
-        try:
-            data = overlay.get(agent_id) or library.manifest_at(head, agent_id)
-        except ManifestError as exc:
-            report.skipped.append({"file": f"{AGENTS_DIR}/{filename}", "reason": exc.message})
-            continue
-        if data is None:
-            continue
-        published = filter_manifest(data, level)
-        published_digest = digest(published)
-        if blob and agent_id not in overlay:
-            cache.put(key, published_digest)
-        if remote.holds(published_digest):
-            continue
-        raw = yamlio.dump(published)
-        changes[f"{AGENTS_DIR}/{filename}"] = raw
-        cache.put(f"blob:{library.repo.blob_id(raw)}", published_digest)  # the remote's, soon
-        rows = sum(len(published.get(s) or []) for s in ROW_SECTIONS)
-        total = sum(len(data.get(s) or []) for s in ROW_SECTIONS)
-        report.sent.append(Sent(agent_id, rows, total - rows))
-    cache.save()
-    return changes
-
-
-class _RemoteDigest:
-    """The digest of the remote's version of one agent, looked up only when needed."""
-
-    def __init__(
-        self,
-        library: Library,
-        theirs: str | None,
-        agent_id: str,
-        blob: str | None,
-        cache: _PublishedCache,
-    ) -> None:
-        self.library, self.theirs, self.agent_id = library, theirs, agent_id
-        self.blob, self.cache = blob, cache
-
-    def holds(self, published: str | None) -> bool:
-        """Does the remote hold this published content already (``last_updated`` aside)?"""
-        if published is None or self.theirs is None or self.blob is None:
-            return False
-        key = f"blob:{self.blob}"
-        found = self.cache.get(key)
-        if found is None:
-            try:
-                found = self.library.digest_at(self.theirs, self.agent_id)
-            except ManifestError:
-                return False
-            if found is not None:
-                self.cache.put(key, found)
-        return found == published
-
-
-def _overlay_files(overlay: dict[str, dict[str, Any]]) -> list[str]:
-    return [f"{agent_id}{SUFFIX}" for agent_id in overlay]
-
-
-def _agent_files(library: Library, commit: str | None) -> dict[str, str]:
-    """``file name -> blob id`` of the manifests in ``agents/`` at ``commit``."""
-    if commit is None:
-        return {}
-    found = library.repo.read(f"{commit}:{AGENTS_DIR}")
-    if not found or found[1] != "tree":
-        return {}
-    out = {}
-    for name, (mode, oid) in library.repo.tree_entries(found[0]).items():
-        text = name.decode("utf-8", "replace")
-        if text.endswith(SUFFIX) and mode != b"40000":
-            out[text] = oid
-    return out
-
-
-def _current(library: Library, agent_id: str) -> dict[str, Any] | None:
-    try:
-        return library.manifest_at(library.head(), agent_id)
-    except ManifestError:
-        return None
-
-
-def _received(
-    agent_id: str, current: dict[str, Any] | None, result: dict[str, Any], version: str | None
-) -> Received:
-    changes = compare(current, result)
-    return Received(
-        agent_id,
-        sum(map(len, changes.added.values())),
-        sum(map(len, changes.changed.values())),
-        sum(map(len, changes.removed.values())),
-        version,
-    )
-
-
 def _provenance(name: str, machine: str) -> Provenance:
     return Provenance(caller=f"sync:{name}", machine=machine)
 
 
-class _PublishedCache:
-    """The digest each live blob has once published: an unchanged agent is not filtered again.
-
-    ``<level>:<live blob id> -> published digest`` and ``blob:<remote blob id> -> digest``, in
-    ``.bourdon/sync/published.json``.
-    """
-
-    def __init__(self, library: Library) -> None:
-        self.path = library.root / LOCAL_DIR / "sync" / "published.json"
+def sync_each(
+    library: Library,
+    names: list[str],
+    *,
+    on_result: OnResult,
+    dry_run: bool = False,
+    timeout: float = TIMEOUT,
+    progress: Progress | None = None,
+) -> None:
+    """Sync with each remote of ``names`` in turn; a failure is reported, and the next goes on."""
+    for name in names:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = {}
-        self.known: dict[str, str] = data if isinstance(data, dict) else {}
-        self.dirty = False
-
-    def get(self, key: str) -> str | None:
-        return self.known.get(key)
-
-    def put(self, key: str, value: str) -> None:
-        if self.known.get(key) != value:
-            self.known[key] = value
-            self.dirty = True
-
-    def save(self) -> None:
-        if not self.dirty:
-            return
-        if len(self.known) > 10_000:  # old blobs only; what is live gets filtered again
-            self.known = dict(list(self.known.items())[-5_000:])
-        text = json.dumps(self.known, sort_keys=True)
-        with contextlib.suppress(OSError):
-            atomic_write(self.path, text.encode("utf-8"))
+            report = sync(library, name, dry_run=dry_run, timeout=timeout, progress=progress)
+        except BourdonError as exc:
+            on_result(name, None, exc)
+        else:
+            on_result(name, report, None)
 
 
 def watch(
@@ -499,7 +220,7 @@ def watch(
     *,
     interval: float,
     rounds: int | None,
-    on_result: Callable[[str, SyncReport | None, BourdonError | None], None],
+    on_result: OnResult,
     sleep: Callable[[float], None] = time.sleep,
 ) -> None:
     """Sync every ``interval`` seconds until interrupted (or ``rounds`` rounds).
@@ -516,11 +237,7 @@ def watch(
                 on_result(name, None, exc)
         else:
             with library:
-                for name in names or remote_names(library):
-                    try:
-                        on_result(name, sync(library, name), None)
-                    except BourdonError as exc:
-                        on_result(name, None, exc)
+                sync_each(library, names or remote_names(library), on_result=on_result)
         done += 1
         if rounds is None or done < rounds:
             sleep(interval)

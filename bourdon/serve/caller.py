@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bourdon.access.trust import Caller
+from bourdon.access.callers import Caller
 from bourdon.access.visibility import Scope
 from bourdon.serve.hints import READ_ONLY
 from bourdon.store.library import Provenance

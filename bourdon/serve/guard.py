@@ -23,7 +23,8 @@ from mcp.types import CallToolResult, TextContent
 
 from bourdon.access import policy
 from bourdon.access.audit import AuditLog
-from bourdon.access.trust import Caller, MemberRegistry
+from bourdon.access.callers import Caller
+from bourdon.access.trust import MemberRegistry
 from bourdon.errors import BourdonError, ConflictError, ForbiddenError, InputError
 from bourdon.federation.answers import Merge
 from bourdon.federation.client import DEFAULT_DEADLINE, RECOGNITION_DEADLINE, Federation

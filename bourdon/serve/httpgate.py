@@ -29,7 +29,8 @@ from typing import Any, Final
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from bourdon.access.audit import AuditLog
-from bourdon.access.trust import TOKEN_PREFIX, Caller, MemberRegistry
+from bourdon.access.callers import Caller
+from bourdon.access.trust import TOKEN_PREFIX, MemberRegistry
 from bourdon.errors import BourdonError
 
 Scope = MutableMapping[str, Any]

@@ -19,7 +19,7 @@ from bourdon.serve.caller import scope_of
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
-    from bourdon.access.trust import Caller
+    from bourdon.access.callers import Caller
     from bourdon.serve.guard import Guard
 
 

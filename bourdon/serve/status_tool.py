@@ -15,7 +15,7 @@ from bourdon.serve.hints import READ_ONLY
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
-    from bourdon.access.trust import Caller
+    from bourdon.access.callers import Caller
     from bourdon.serve.guard import Guard
     from bourdon.status import health
 

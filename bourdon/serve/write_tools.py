@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from mcp.server import MCPServer
 
     from bourdon.access import policy
-    from bourdon.access.trust import Caller
+    from bourdon.access.callers import Caller
     from bourdon.serve.guard import Guard
 
 

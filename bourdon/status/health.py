@@ -29,7 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from bourdon.access.trust import QUARANTINED, TRUSTED, MemberRegistry
+from bourdon.access.callers import QUARANTINED, TRUSTED
+from bourdon.access.trust import MemberRegistry
 from bourdon.digest import digest8
 from bourdon.errors import BourdonError
 from bourdon.federation.peers import PeerList
@@ -50,7 +51,7 @@ from bourdon.store.gitrepo import run_git
 from bourdon.store.library import pid_alive
 
 if TYPE_CHECKING:
-    from bourdon.access.trust import Member
+    from bourdon.access.registryfile import Member
     from bourdon.federation.client import Federation
     from bourdon.federation.peers import Peer
     from bourdon.query.index import Index

@@ -14,14 +14,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bourdon.ingest.pipeline import (
-    FORCED,
-    HOOK_FAILURES,
-    REFUSED,
-    hook_failures,
-    hook_failures_path,
-    load_watermarks,
-)
+from bourdon.ingest.failures import HOOK_FAILURES, hook_failures, hook_failures_path
+from bourdon.ingest.outcome import FORCED, REFUSED
+from bourdon.ingest.watermarks import load_watermarks
 from bourdon.model import AGENTS_DIR
 from bourdon.readers.base import Health, Reader, ReaderContext, store_path
 
