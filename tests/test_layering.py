@@ -177,6 +177,10 @@ def a_module_outside_cli_and_serve_calls_getenv(pkg: Path) -> None:
     append(pkg / "store" / "library.py", "from os import getenv\n\n_PLANTED = getenv('X')")
 
 
+def a_command_group_imports_another(pkg: Path) -> None:
+    append(pkg / "cli" / "sync.py", "from bourdon.cli import peers")
+
+
 def a_top_level_package_no_layer_names(pkg: Path) -> None:
     (pkg / "plugins").mkdir()
     (pkg / "plugins" / "__init__.py").write_text('"""Planted."""\n', encoding="utf-8")
@@ -221,6 +225,10 @@ CASES = {
                 "bourdon.readers.cline is not allowed to import bourdon.readers.cursor",
             ),
         ),
+    ),
+    "one command group imports another": Case(
+        a_command_group_imports_another,
+        (Lint("cli-inside", "bourdon.cli.sync is not allowed to import bourdon.cli.peers"),),
     ),
     "bourdon.formats imports bourdon.serve": Case(
         low_layer_imports_a_surface,
