@@ -7,12 +7,10 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bourdon.cli.shared import is_loopback, library_path
+from bourdon.cli.shared import library_path
 from bourdon.errors import InputError
 
 if TYPE_CHECKING:
@@ -93,28 +91,25 @@ def register(sub: Any) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import anyio
-
     from bourdon.access.trust import MemberRegistry
     from bourdon.cli.shared import home_path as home
+    from bourdon.serve import launch
     from bourdon.serve.server import create_server
     from bourdon.store.library import Library
 
     if not 0 < args.port < 65536:
         raise InputError(f"--port must be from 1 to 65535, got {args.port}")
     http = args.transport == "http"
-    if http and args.allow_unauthenticated and not is_loopback(args.host):
-        raise InputError(
-            f"--allow-unauthenticated serves on loopback only, not on --host {args.host}: "
-            "enrol members (bourdon member add NAME) to serve beyond this machine"
-        )
+    door = launch.Door(
+        args.host,
+        args.port,
+        args.allow_unauthenticated,
+        tuple(listed(args.allowed_host, "BOURDON_ALLOWED_HOSTS")),
+        tuple(listed(args.allowed_origin, "BOURDON_ALLOWED_ORIGINS")),
+    )
     registry = MemberRegistry(home())
-    if http and not is_loopback(args.host) and registry.active_count() == 0:
-        raise InputError(
-            f"--host {args.host} would expose the library beyond this machine, and no member "
-            "can authenticate yet; enrol one first (bourdon member add NAME), or serve on "
-            "127.0.0.1, the default"
-        )
+    if http:
+        launch.check_door(door, registry.active_count())
     peers, peers_file = chosen_peers(args)
     root = library_path(args).absolute()
     Library.open(root).close()
@@ -136,30 +131,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import gc
 
     gc.freeze()
-    state = server_state(server)
-    skipped = f", {state[1]} skipped (see warnings)" if state[1] else ""
+    agents, skipped = launch.server_state(server)
+    skipped_note = f", {skipped} skipped (see warnings)" if skipped else ""
     say = (lambda text: None) if args.quiet else announce
     if not http:
         say(
-            f"serving {root} ({state[0]} agents{skipped}) over stdio; "
-            f"MCP client config: {json.dumps(client_config(root))}"
+            f"serving {root} ({agents} agents{skipped_note}) over stdio; "
+            f"MCP client config: {json.dumps(launch.client_config(root))}"
         )
-        anyio.run(server.run_stdio_async)
+        launch.serve_stdio(server)
         return 0
-    door = Door(
-        args.host,
-        args.port,
-        args.allow_unauthenticated,
-        tuple(listed(args.allowed_host, "BOURDON_ALLOWED_HOSTS")),
-        tuple(listed(args.allowed_origin, "BOURDON_ALLOWED_ORIGINS")),
+    launch.serve_http(
+        server, door, registry, say, f"serving {root} ({agents} agents{skipped_note})"
     )
-    serve_http(server, door, registry, say, f"serving {root} ({state[0]} agents{skipped})")
     return 0
-
-
-def client_config(root: Path) -> dict[str, Any]:
-    """What an MCP client's configuration needs to start this server: the reference's form."""
-    return {"command": "bourdon", "args": ["serve", "--library", str(root)]}
 
 
 def chosen_peers(args: argparse.Namespace) -> tuple[list[Peer], bool]:
@@ -198,62 +183,6 @@ def listed(given: list[str], variable: str) -> list[str]:
     without duplicates (the union, as the reference takes them)."""
     values = [*given, *(part.strip() for part in os.environ.get(variable, "").split(","))]
     return list(dict.fromkeys(value for value in values if value))
-
-
-@dataclass(frozen=True)
-class Door:
-    """How the HTTP server is reached, and by whom."""
-
-    host: str
-    port: int
-    allow_unauthenticated: bool = False
-    allowed_hosts: tuple[str, ...] = ()
-    allowed_origins: tuple[str, ...] = ()
-
-
-def serve_http(
-    server: Any, door: Door, registry: Any, say: Callable[[str], None], serving: str
-) -> None:
-    import uvicorn
-
-    from bourdon.serve.httpgate import MAX_BODY, HttpGate
-
-    guard = server.bourdon_guard
-    app = server.streamable_http_app(
-        streamable_http_path="/mcp",
-        json_response=True,
-        stateless_http=True,
-        host=door.host,
-        max_request_body_size=MAX_BODY,
-    )
-    gate = HttpGate(
-        app,
-        registry=registry,
-        audit=guard.audit,
-        host=door.host,
-        port=door.port,
-        allow_unauthenticated=door.allow_unauthenticated,
-        extra_hosts=door.allowed_hosts,
-        extra_origins=door.allowed_origins,
-    )
-    members = registry.active_count()
-    if door.allow_unauthenticated:
-        access = "requests without a token read public rows only"
-    else:
-        hint = "" if members else "; no member yet: bourdon member add NAME gives a token"
-        access = f"tokens required{hint}"
-    say(f"{serving} at http://{door.host}:{door.port}/mcp, {members} active member(s), {access}")
-    config = uvicorn.Config(
-        gate, host=door.host, port=door.port, log_level="warning", lifespan="on"
-    )
-    uvicorn.Server(config).run()
-
-
-def server_state(server: Any) -> tuple[int, int]:
-    index = getattr(server, "bourdon_index", None)
-    if index is None:
-        return (0, 0)
-    return (len(index.agents), len(index.problems))
 
 
 def announce(text: str) -> None:

@@ -229,14 +229,3 @@ def check_peers(deadline: float) -> dict[str, dict[str, Any]] | None:
         }
         for a in anyio.run(check)
     }
-
-
-def is_loopback(host: str) -> bool:
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False

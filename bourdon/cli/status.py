@@ -15,12 +15,12 @@ from bourdon.cli import output
 from bourdon.cli.shared import (
     check_peers,
     home_path,
-    is_loopback,
     library_path,
     reader_context,
     report_recovery,
 )
 from bourdon.errors import LibraryError
+from bourdon.serve.launch import is_loopback
 
 PROBLEMS_EXIT: Final = LibraryError.exit_code  # doctor, when it found an error-severity problem
 
