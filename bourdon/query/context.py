@@ -21,8 +21,9 @@ from typing import Any, Final
 
 from bourdon.access.visibility import OPEN, Access, Scope, resolve
 from bourdon.model import Visibility, fold
-from bourdon.query.index import EntityRow, Index
+from bourdon.query.index import Index
 from bourdon.query.reads import meta, note_dict, session_dict
+from bourdon.query.rows import EntityRow
 
 MAX_CHARS: Final = 1200
 MAX_LINES: Final = 12

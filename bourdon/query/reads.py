@@ -22,7 +22,8 @@ from typing import Any, Final, Protocol, TypeVar
 from bourdon.access.visibility import OPEN, Access, Scope, filter_manifest, resolve
 from bourdon.errors import InputError, NotFoundError
 from bourdon.model import Visibility, check_agent_id, fold
-from bourdon.query.index import EntityRow, Index, Match, NoteRow, SessionRow, WorkstreamRow
+from bourdon.query.index import Index, Match
+from bourdon.query.rows import EntityRow, NoteRow, SessionRow, WorkstreamRow
 
 DEFAULT_LIMIT: Final = 20
 MAX_LIMIT: Final = 100
