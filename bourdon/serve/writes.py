@@ -24,7 +24,7 @@ from bourdon.errors import ConflictError, InputError, NotFoundError
 from bourdon.formats import yamlio
 from bourdon.merge.twoway import RowChanges, compare
 from bourdon.model import ENTITIES, NOTES, ROW_SECTIONS, SESSIONS, WORKSTREAMS, Visibility
-from bourdon.query.reads import clamp_limit
+from bourdon.query.paging import clamp_limit
 from bourdon.store.library import Library, Provenance, Version, WriteResult
 
 DEFAULT_VERSIONS: Final = 20
