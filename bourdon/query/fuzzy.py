@@ -8,9 +8,9 @@ more, recognition one on prompt words of five or more.
 ``NearIndex`` finds the known words within the budget without scanning them all (pigeonhole):
 every word is cut into budget + 1 parts. An edit spoils at most one part, except a swap across
 a cut, which spoils two; but then the part left of the cut is whole again once the swap is
-undone. So some part appears in the query, as it is or with its last letter and the next one
-swapped back, shifted by at most budget places. Looking those up gives a small candidate set,
-which rapidfuzz then measures exactly.
+undone. So some part appears in the query, shifted by at most budget places, as it is or with
+its last letter replaced by the one after it (the index holds both forms). Looking those up
+gives a small candidate set, which rapidfuzz then measures exactly.
 
 >>> NearIndex(["bourdon", "ledger"], budget=1, min_length=4).near("borudon")
 [('bourdon', 1)]
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import defaultdict
 from collections.abc import Iterable
 
 from rapidfuzz import process
@@ -57,29 +56,38 @@ class NearIndex:
             raise ValueError("min_length must exceed budget: every part needs a letter")
         self.budget = budget
         self.min_length = min_length
-        parts: dict[tuple[int, int, str], list[str]] = defaultdict(list)
+        # length -> one table per part: the part's text -> the words of that length holding it
+        parts: dict[int, tuple[dict[str, list[str]], ...]] = {}
         for word in set(words):
-            if len(word) >= min_length:
-                for i, (start, size) in enumerate(_segments(len(word), budget + 1)):
-                    parts[(len(word), i, word[start : start + size])].append(word)
-        self._parts = dict(parts)
+            length = len(word)
+            if length >= min_length:
+                tables = parts.get(length)
+                if tables is None:
+                    tables = parts[length] = tuple({} for _ in range(budget + 1))
+                cuts = _segments(length, budget + 1)
+                for i, (table, (start, size)) in enumerate(zip(tables, cuts, strict=True)):
+                    end = start + size
+                    table.setdefault(word[start:end], []).append(word)
+                    if i < budget and word[end - 1] != word[end]:
+                        # As a swap across the cut leaves it in a query: its last letter
+                        # replaced by the next one (the last part has no cut on its right).
+                        table.setdefault(word[start : end - 1] + word[end], []).append(word)
+        self._parts = parts
 
     def near(self, query: str) -> list[tuple[str, int]]:
         """Known words within the budget of ``query`` (not itself), nearest first, then A-Z."""
-        budget, length, lookup = self.budget, len(query), self._parts.get
-        last = budget  # the last part has no cut on its right, so no swap across one
+        budget, length = self.budget, len(query)
         candidates: set[str] = set()
         for size in range(max(length - budget, self.min_length), length + budget + 1):
-            for i, (start, part) in enumerate(_segments(size, budget + 1)):
-                lo, hi = max(0, start - budget), min(length - part, start + budget)
-                for at in range(lo, hi + 1):
-                    hit = lookup((size, i, query[at : at + part]))
+            tables = self._parts.get(size)
+            if tables is None:
+                continue
+            for table, (start, part) in zip(tables, _segments(size, budget + 1), strict=True):
+                lookup = table.get
+                for at in range(max(0, start - budget), min(length - part, start + budget) + 1):
+                    hit = lookup(query[at : at + part])
                     if hit:
                         candidates.update(hit)
-                    if i < last and at + part < length:  # its last letter swapped with the next
-                        hit = lookup((size, i, query[at : at + part - 1] + query[at + part]))
-                        if hit:
-                            candidates.update(hit)
         candidates.discard(query)
         if not candidates:
             return []
