@@ -8,7 +8,7 @@ a message that says what to send instead, and an unknown agent raises ``NotFound
 
 The MCP server and the CLI both call these, so people and agents always get the same answer.
 The pieces they share: ``answer`` (meta, input checks), ``paging`` (bounds, cursors, pages),
-``wire`` (the shape of rows), ``agents`` (the agents envelope's entries).
+``wire`` (the shape of rows), ``envelope`` (the agents envelope's entries).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any, Final
 from bourdon.access.visibility import OPEN, Access, Scope, filter_manifest, resolve
 from bourdon.errors import InputError
 from bourdon.model import SUFFIX, Visibility, fold
-from bourdon.query.agents import AGENTS_SCHEMA, envelope_entry, unreadable_entry
 from bourdon.query.answer import meta, optional_agent, require_agent, require_text
+from bourdon.query.envelope import AGENTS_SCHEMA, envelope_entry, unreadable_entry
 from bourdon.query.index import Index
 from bourdon.query.paging import clamp_limit, dated_page, decode_cursor, encode_cursor, page
 from bourdon.query.wire import group_matches, merge_workstreams, note_dict, session_dict
