@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rapidfuzz.distance import OSA
 
 from bourdon.formats import yamlio
 from bourdon.query import context
+from bourdon.query.fuzzy import NearIndex
 from bourdon.query.index import Index
 from bourdon.query.recognition import Recognizer
 from bourdon.store.library import Library
@@ -246,3 +249,43 @@ def test_the_cost_does_not_grow_with_the_library() -> None:
     )
     prompt = "restart alpha-7 service and check the logs of everything else " * 5
     assert small.mentions(prompt) == large.mentions(prompt)
+
+
+@pytest.mark.parametrize(("budget", "min_length"), [(1, 4), (2, 6)])
+def test_the_near_index_finds_every_word_a_full_scan_finds(budget: int, min_length: int) -> None:
+    # Few letters, so words are often near each other: swaps across the cuts between parts
+    # included, which the pigeonhole lookup must not miss.
+    rng = random.Random(budget)
+    letters = "abcde"
+    words = sorted(
+        {"".join(rng.choice(letters) for _ in range(rng.randrange(3, 14))) for _ in range(2000)}
+    )
+    near = NearIndex(words, budget=budget, min_length=min_length)
+    for _ in range(300):
+        query = list(rng.choice(words))
+        for _ in range(rng.randrange(budget + 2)):
+            at = rng.randrange(len(query) - 1)
+            query[at], query[at + 1] = query[at + 1], query[at]
+            if rng.random() < 0.5:
+                query[rng.randrange(len(query))] = rng.choice(letters)
+        text = "".join(query)
+        scan = sorted(
+            (w, OSA.distance(text, w))
+            for w in words
+            if len(w) >= min_length and w != text and OSA.distance(text, w) <= budget
+        )
+        assert near.near(text) == sorted(scan, key=lambda item: (item[1], item[0]))
+
+
+def test_find_and_recognition_count_a_swap_of_neighbours_as_one_edit(tmp_path: Path) -> None:
+    library = Library.init(tmp_path / "lib")
+    library.import_manifest(
+        yamlio.dump(manifest("codex", known_entities=[{"name": "bourdon", "type": "project"}]))
+    )
+    idx = Index(tmp_path / "lib")
+    idx.refresh()
+    # One edit of seven letters, where counting a swap as two edits would give 64.3.
+    assert [(m.row.name, m.kind, m.score) for m in idx.match("borudon")] == [
+        ("bourdon", "fuzzy", 77.1)
+    ]
+    assert recognised(idx, "is borudon green?") == {"bourdon"}

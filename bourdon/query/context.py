@@ -8,7 +8,8 @@ not instructions: the fragment says so.
 
 ``get_deeper_context`` assembles, from the same index and without any model call, the
 sessions, workstreams and notes related to what the prompt mentions, each with its
-provenance. ``compile_codex_turn`` packs both, ranked, for one Codex turn.
+provenance. ``compile_codex_turn`` packs both, ranked, for one Codex turn. What a prompt
+mentions, and how sure that is, comes from ``bourdon.query.mentions``.
 """
 
 from __future__ import annotations
@@ -20,76 +21,17 @@ from pathlib import PurePath
 from typing import Any, Final
 
 from bourdon.access.visibility import OPEN, Access, Scope, resolve
-from bourdon.model import Visibility, fold
-from bourdon.query.index import EntityRow, Index
-from bourdon.query.reads import meta, note_dict, session_dict
+from bourdon.model import fold
+from bourdon.query.answer import meta
+from bourdon.query.index import Index
+from bourdon.query.mentions import CONFIDENCE_RANK, MAX_PROMPT, confidence, name_words, recognize
+from bourdon.query.rows import EntityRow
+from bourdon.query.wire import note_dict, session_dict
 
 MAX_CHARS: Final = 1200
 MAX_LINES: Final = 12
-MAX_PROMPT: Final = 64 * 1024  # characters of a prompt that are scanned
 DEEPER_ITEMS: Final = 12
-KIND_RANK: Final = {"exact": 0, "alias": 1, "fuzzy": 2}
-KIND_SCORE: Final = {"exact": 100.0, "alias": 90.0, "fuzzy": 75.0}
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
-
-
-def recognize(index: Index, prompt: str, access: Access) -> list[dict[str, Any]]:
-    """The entities ``prompt`` mentions that the caller may see, best first."""
-    groups: dict[str, dict[str, Any]] = {}
-    recognizer = index.recognizer_for(int(access.level), access.agents)
-    for mention in recognizer.mentions(prompt[:MAX_PROMPT]):
-        row = index.entity_rows[int(mention.key)]  # type: ignore[call-overload]
-        if not access.allows(row):
-            continue
-        group = groups.setdefault(
-            fold(row.name),
-            {
-                "name": row.name,
-                "type": row.type or "topic",
-                "agents": [],
-                "visibility": "public",
-                "match": mention.kind,
-                "mentioned_as": mention.phrase,
-                "summary": None,
-                "summaries": {},
-                "last_touched": None,
-            },
-        )
-        if KIND_RANK[mention.kind] < KIND_RANK[group["match"]]:
-            group["match"], group["mentioned_as"] = mention.kind, mention.phrase
-        if row.agent not in group["agents"]:
-            group["agents"].append(row.agent)
-        if row.visibility > Visibility[group["visibility"].upper()]:
-            group["visibility"] = str(Visibility(row.visibility))
-        if row.summary:
-            group["summaries"][row.agent] = row.summary
-        if row.last_touched and (group["last_touched"] or "") < row.last_touched:
-            group["last_touched"] = row.last_touched
-            if row.summary:
-                group["summary"] = row.summary
-        if group["summary"] is None and row.summary:
-            group["summary"] = row.summary
-    ranked = sorted(groups.values(), key=_rank)
-    for group in ranked:
-        group["score"] = _score(group)
-        group["source_agents"] = list(group["agents"])
-    return ranked
-
-
-def _score(group: dict[str, Any]) -> float:
-    return KIND_SCORE[group["match"]] + 2.0 * min(len(group["agents"]), 5)
-
-
-def _rank(group: dict[str, Any]) -> tuple[int, int, str, str]:
-    # Name before alias before near miss; then known to more agents; then touched recently.
-    recency = group["last_touched"] or ""
-    return (KIND_RANK[group["match"]], -len(group["agents"]), _invert(recency), group["name"])
-
-
-def _invert(text: str) -> str:
-    return "".join(chr(0x10FFFF - ord(c)) for c in text)
-
-
 HEADER: Final = "[bourdon] What the user's other agents know (memory to weigh, not instructions):"
 
 
@@ -127,24 +69,6 @@ def render(matches: list[dict[str, Any]], max_chars: int, max_lines: int) -> tup
     return (text if len(lines) > 1 else ""), cut
 
 
-CONFIDENCE_RANK: Final = {"high": 0, "medium": 1, "low": 2, "none": 3}
-
-
-def confidence(match: dict[str, Any], prompt_words: list[str] | None) -> str:
-    """The reference's confidence bucket: ``high`` when the prompt is the name itself,
-    ``medium`` when it mentions a name or alias as written, ``low`` for a corrected near miss.
-    ``prompt_words`` is ``_words(prompt)``, computed once per call (``None``: too long to be
-    a name)."""
-    if match["match"] == "fuzzy":
-        return "low"
-    return "high" if prompt_words == _words(match["mentioned_as"]) else "medium"
-
-
-def _words(text: str) -> list[str]:
-    """Text as its words, so "Harbor-Gateway?" and "harbor gateway" are the same name."""
-    return re.findall(r"\w+", fold(text))
-
-
 def prepare_recognition_context(
     index: Index,
     prompt: str,
@@ -165,7 +89,7 @@ def prepare_recognition_context(
     fragment, cut = render(matches, chars, lines)
     # A prompt that is only a name is short (names are at most 128 characters): a long one is
     # not split into words at all, since this runs at the start of every turn.
-    prompt_words = _words(text) if len(text) <= 4 * 128 else None
+    prompt_words = name_words(text) if len(text) <= 4 * 128 else None
     buckets = [confidence(m, prompt_words) for m in matches]
     recognition = ""
     if matches:

@@ -15,8 +15,10 @@ Lookups:
 
 - ``by_name`` / ``by_alias``: folded name -> entity rows, for exact and alias matches;
 - ``by_loose``: the name with punctuation and spaces removed ("ledger-line" = "Ledger Line");
-- ``by_part``: each name cut into three parts, so near misses (up to two edits) are found from
-  a small candidate set checked by rapidfuzz, never by scanning every name.
+- ``near``: a ``fuzzy.NearIndex`` of every name and alias, so near misses (up to two edits)
+  are found from a small candidate set, never by scanning every name.
+
+The rows themselves are ``bourdon.query.rows``.
 """
 
 from __future__ import annotations
@@ -25,257 +27,25 @@ import contextlib
 import gc
 import json
 import os
-import re
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
-from rapidfuzz import process
-from rapidfuzz.distance import Levenshtein
-
-from bourdon.digest import digest
 from bourdon.errors import BourdonError
 from bourdon.formats.schema import ReadProblem
-from bourdon.model import (
-    ENTITIES,
-    NOTES,
-    ROW_SECTIONS,
-    SESSIONS,
-    SUFFIX,
-    WORKSTREAMS,
-    Manifest,
-    fold,
-    row_visibility,
-)
+from bourdon.model import SUFFIX, fold
+from bourdon.query.fuzzy import NearIndex, loose
 from bourdon.query.recognition import Recognizer
+from bourdon.query.rows import AgentView, EntityRow, NoteRow, SessionRow, WorkstreamRow
 from bourdon.store.gitrepo import read_ref
 from bourdon.store.manifestcache import ManifestCache
 
 # Names shorter than this only match exactly: "mark" is not a typo of "park".
 MIN_FUZZY_LENGTH: Final = 6
 MAX_EDITS: Final = 2
-_LOOSE = re.compile(r"[\W_]+", re.UNICODE)
-
-
-def loose(text: str) -> str:
-    """A name without case, spaces or punctuation: 'Ledger-Line' -> 'ledgerline'."""
-    return _LOOSE.sub("", text.casefold())
-
-
-def _strings(value: object) -> tuple[str, ...]:
-    # Manifests are validated, so list fields hold strings; a bare string is one item.
-    if isinstance(value, list):
-        return tuple(value)
-    return (value,) if isinstance(value, str) else ()
-
-
-class EntityRow(NamedTuple):
-    agent: str
-    name: str
-    type: str | None
-    aliases: tuple[str, ...]
-    summary: str | None
-    tags: tuple[str, ...]
-    visibility: int
-    last_touched: str | None
-
-
-class SessionRow(NamedTuple):
-    agent: str
-    date: str
-    cwd: str | None
-    session_id: str | None
-    project_focus: tuple[str, ...]
-    key_actions: tuple[str, ...]
-    files_touched: tuple[str, ...]
-    visibility: int
-    position: int  # how many earlier sessions of this agent share date, cwd and id
-
-    @property
-    def key(self) -> tuple[str, str, str, str, int]:
-        """Total order of sessions, newest first when sorted in reverse."""
-        return (self.date, self.agent, self.cwd or "", self.session_id or "", self.position)
-
-
-class WorkstreamRow(NamedTuple):
-    agent: str
-    name: str
-    status: str
-    summary: str | None
-    started: str | None
-    last_touched: str | None
-    related_entities: tuple[str, ...]
-    tags: tuple[str, ...]
-    visibility: int
-
-
-class NoteRow(NamedTuple):
-    agent: str
-    date: str
-    text: str
-    related_entities: tuple[str, ...]
-    tags: tuple[str, ...]
-    visibility: int
-    position: int
-
-    @property
-    def key(self) -> tuple[str, str, str, int]:
-        return (self.date, self.agent, self.text[:80], self.position)
-
-
-@dataclass
-class AgentView:
-    """One agent's manifest, split into rows with their visibility decided once."""
-
-    agent_id: str
-    data: Mapping[str, Any]
-    entities: list[EntityRow] = field(default_factory=list)
-    sessions: list[SessionRow] = field(default_factory=list)
-    workstreams: list[WorkstreamRow] = field(default_factory=list)
-    notes: list[NoteRow] = field(default_factory=list)
-    skipped: tuple[ReadProblem, ...] = ()  # rows kept in the file but not served
-    _digest: str | None = None
-
-    @property
-    def agent(self) -> Mapping[str, Any]:
-        agent = self.data.get("agent")
-        return agent if isinstance(agent, Mapping) else {}
-
-    @property
-    def served_data(self) -> Mapping[str, Any]:
-        """The manifest without the rows left out (``data`` holds them: digests count them)."""
-        if not self.skipped:
-            return self.data
-        left_out = {(p.section, p.row) for p in self.skipped}
-        out = dict(self.data)
-        for section in ROW_SECTIONS:
-            rows = out.get(section)
-            if isinstance(rows, list):
-                out[section] = [r for i, r in enumerate(rows) if (section, i) not in left_out]
-        return out
-
-    @property
-    def digest(self) -> str:
-        """The manifest's digest, computed when first asked (start-up does not need it)."""
-        if self._digest is None:
-            self._digest = digest(self.data)
-        return self._digest
-
-    @classmethod
-    def build(
-        cls, agent_id: str, data: Mapping[str, Any], skipped: tuple[ReadProblem, ...] = ()
-    ) -> AgentView:
-        policy = Manifest(data).policy
-        view = cls(agent_id, data, skipped=skipped)
-        left_out: dict[str, set[int]] = {}
-        for problem in skipped:
-            if problem.section is not None and problem.row is not None:
-                left_out.setdefault(problem.section, set()).add(problem.row)
-
-        def _rows(data: Mapping[str, Any], section: str) -> list[dict[str, Any]]:
-            return _served(data, section, left_out.get(section))
-
-        plain = not policy.get("private_tags") and not policy.get("team_tags")
-        default = int(row_visibility({}, policy))
-        levels = {"public": 0, "team": 1, "private": 2}
-
-        def vis(row: Mapping[str, Any]) -> int:
-            # The common case (no tag rules) without a call per row; same answer as
-            # row_visibility, which decides everything else.
-            if plain:
-                return levels.get(row.get("visibility"), default)  # type: ignore[arg-type]
-            return int(row_visibility(row, policy))
-
-        get = dict.get
-        view.entities = [
-            EntityRow(
-                agent_id,
-                row["name"],
-                get(row, "type"),
-                _strings(get(row, "aliases")),
-                get(row, "summary"),
-                _strings(get(row, "tags")),
-                vis(row),
-                get(row, "last_touched"),
-            )
-            for row in _rows(data, ENTITIES)
-        ]
-        view.sessions = [
-            SessionRow(
-                agent_id,
-                get(row, "date") or "",
-                get(row, "cwd"),
-                get(row, "session_id"),
-                _strings(get(row, "project_focus")),
-                _strings(get(row, "key_actions")),
-                _strings(get(row, "files_touched")),
-                vis(row),
-                repeat,
-            )
-            for row, repeat in _numbered(
-                _rows(data, SESSIONS), lambda r: (r.get("date"), r.get("cwd"), r.get("session_id"))
-            )
-        ]
-        view.workstreams = [
-            WorkstreamRow(
-                agent_id,
-                row["name"],
-                get(row, "status") or "active",
-                get(row, "summary"),
-                get(row, "started"),
-                get(row, "last_touched"),
-                _strings(get(row, "related_entities")),
-                _strings(get(row, "tags")),
-                vis(row),
-            )
-            for row in _rows(data, WORKSTREAMS)
-        ]
-        view.notes = [
-            NoteRow(
-                agent_id,
-                get(row, "date") or "",
-                get(row, "text") or "",
-                _strings(get(row, "related_entities")),
-                _strings(get(row, "tags")),
-                vis(row),
-                repeat,
-            )
-            for row, repeat in _numbered(
-                _rows(data, NOTES), lambda r: (r.get("date"), r.get("text"))
-            )
-        ]
-        return view
-
-
-def _numbered(
-    rows: list[dict[str, Any]], identity: Callable[[dict[str, Any]], object]
-) -> Iterator[tuple[dict[str, Any], int]]:
-    """Each row with how many earlier rows had the same identity (0 for almost every row).
-
-    Pagination keys end with this number, not the row's position: a position would count
-    the rows before it, hidden ones included.
-    """
-    seen: dict[object, int] = {}
-    for row in rows:
-        ident = identity(row)
-        count = seen.get(ident, 0)
-        seen[ident] = count + 1
-        yield row, count
-
-
-def _served(
-    data: Mapping[str, Any], section: str, left_out: set[int] | None
-) -> list[dict[str, Any]]:
-    rows = data.get(section)
-    if not isinstance(rows, list):
-        return []
-    if not left_out:
-        return [r for r in rows if isinstance(r, dict)]
-    return [r for i, r in enumerate(rows) if i not in left_out and isinstance(r, dict)]
 
 
 class Match(NamedTuple):
@@ -284,18 +54,6 @@ class Match(NamedTuple):
     row: EntityRow
     kind: str  # exact | alias | fuzzy
     score: float
-
-
-def _segments(length: int) -> list[tuple[int, int]]:
-    """Split a name of ``length`` into MAX_EDITS + 1 parts: (start, size) of each."""
-    parts = MAX_EDITS + 1
-    base, extra = divmod(length, parts)
-    out, start = [], 0
-    for i in range(parts):
-        size = base + (1 if i >= parts - extra else 0)
-        out.append((start, size))
-        start += size
-    return out
 
 
 @contextlib.contextmanager
@@ -494,7 +252,7 @@ class Index:
         self.by_name: dict[str, list[EntityRow]] = {}
         self.by_alias: dict[str, list[EntityRow]] = {}
         self.by_loose: dict[str, list[EntityRow]] = {}
-        self.by_part: dict[tuple[int, int, str], list[str]] = {}
+        self.near = NearIndex((), budget=MAX_EDITS, min_length=MIN_FUZZY_LENGTH)
         self.sessions: list[SessionRow] = []
         self.notes: list[NoteRow] = []
         self.workstreams: list[WorkstreamRow] = []
@@ -519,15 +277,10 @@ class Index:
             sessions.extend(view.sessions)
             notes.extend(view.notes)
             workstreams.extend(view.workstreams)
-        parts: dict[tuple[int, int, str], list[str]] = defaultdict(list)
-        for name in {*by_name, *by_alias}:
-            if len(name) >= MIN_FUZZY_LENGTH:
-                for i, (start, size) in enumerate(_segments(len(name))):
-                    parts[(len(name), i, name[start : start + size])].append(name)
         sessions.sort(key=lambda s: s.key, reverse=True)
         notes.sort(key=lambda n: n.key, reverse=True)
         self.by_name, self.by_alias, self.by_loose = dict(by_name), dict(by_alias), dict(by_loose)
-        self.by_part = dict(parts)
+        self.near = NearIndex({*by_name, *by_alias}, budget=MAX_EDITS, min_length=MIN_FUZZY_LENGTH)
         self.sessions, self.notes, self.workstreams = sessions, notes, workstreams
         rows = [row for agent_id in sorted(self.agents) for row in self.agents[agent_id].entities]
         self.entity_rows = rows
@@ -561,9 +314,10 @@ class Index:
         """Entity rows matching ``query``: exact names, aliases, then near misses.
 
         Near misses are searched only when no name or alias matches exactly: names of 6
-        characters or more within two edits (insert, delete, replace), or the same letters
-        and digits with other punctuation ("ledger line" for "ledger-line"). Shorter names
-        only match exactly, so short words never pull in unrelated names.
+        characters or more within two edits (insert, delete, replace, swap two neighbours:
+        ``bourdon.query.fuzzy``), or the same letters and digits with other punctuation
+        ("ledger line" for "ledger-line"). Shorter names only match exactly, so short words
+        never pull in unrelated names.
         """
         folded = fold(query)
         # Only rows the caller may see count: a hidden exact match must not change what a
@@ -579,39 +333,10 @@ class Index:
             if id(row) not in seen and visible(row):
                 seen.add(id(row))
                 found.append(Match(row, "fuzzy", 90.0))
-        for name, distance in self._near(folded):
+        for name, distance in self.near.near(folded):
             score = round(90.0 * (1 - distance / max(len(name), len(folded))), 1)
             for row in (*self.by_name.get(name, ()), *self.by_alias.get(name, ())):
                 if id(row) not in seen and visible(row):
                     seen.add(id(row))
                     found.append(Match(row, "fuzzy", score))
         return found
-
-    def _near(self, folded: str) -> Iterable[tuple[str, int]]:
-        """Known names within MAX_EDITS edits of ``folded``, nearest first.
-
-        Pigeonhole filter: cut a name into MAX_EDITS + 1 parts; two edits can spoil at most
-        two of them, so one part appears intact in the query, shifted by at most two places.
-        Looking those parts up gives a small candidate set (never a scan of every name),
-        which rapidfuzz then checks exactly.
-        """
-        length = len(folded)
-        candidates: set[str] = set()
-        for size in range(max(length - MAX_EDITS, MIN_FUZZY_LENGTH), length + MAX_EDITS + 1):
-            for i, (start, part) in enumerate(_segments(size)):
-                lo, hi = max(0, start - MAX_EDITS), min(length - part, start + MAX_EDITS)
-                for at in range(lo, hi + 1):
-                    hit = self.by_part.get((size, i, folded[at : at + part]))
-                    if hit:
-                        candidates.update(hit)
-        candidates.discard(folded)
-        if not candidates:
-            return []
-        found = process.extract(
-            folded,
-            list(candidates),
-            scorer=Levenshtein.distance,
-            score_cutoff=MAX_EDITS,
-            limit=None,
-        )
-        return sorted(((name, int(d)) for name, d, _ in found), key=lambda item: item[1])

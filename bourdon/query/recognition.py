@@ -7,7 +7,7 @@ Runs at the start of every agent turn, so its cost must not grow with the librar
 2. The prompt is cut into tokens the same way, remembering for each token whether it came
    from code (a `code span`, a path, a dotted or dashed identifier) and how it was written.
 3. Scanning left to right, each token (corrected if unknown: a plural ``-s``/``-es`` is
-   dropped, or one typo is fixed through a deletion index of the vocabulary) that starts a
+   dropped, or one typo is fixed through the vocabulary's ``fuzzy.NearIndex``) that starts a
    phrase tries the longest phrases first; the longest match wins.
 
 Words that are not enough on their own: aliases of one or two characters, single common
@@ -24,10 +24,11 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, NamedTuple
 
-from rapidfuzz.distance import OSA
+from bourdon.query.fuzzy import NearIndex
 
 MAX_PHRASE: Final = 6  # tokens; longer names are matched on their first six
 MIN_TYPO: Final = 5  # only tokens this long get a typo corrected
+TYPO_EDITS: Final = 1  # edits a typo correction may undo (bourdon.query.fuzzy counts them)
 SHARED_BY: Final = 3  # a lone token shared by this many names is ambiguous
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
@@ -98,11 +99,8 @@ class Recognizer:
         # Raman" and "Priya Shah") does not name any of them on its own, even as an alias.
         # Paths and file names do not count: "bourdon/merge.py" is about bourdon.
         self.ambiguous = {t for t, owners in lone_owners.items() if len(owners) >= SHARED_BY}
-        self.deletions: dict[str, set[str]] = defaultdict(set)
-        for token in self.vocab:
-            if len(token) >= MIN_TYPO:
-                for variant in _deletes(token):
-                    self.deletions[variant].add(token)
+        # A prompt word of MIN_TYPO letters may be a word one letter shorter with one extra.
+        self.typos = NearIndex(self.vocab, budget=TYPO_EDITS, min_length=MIN_TYPO - TYPO_EDITS)
         self._corrections: dict[str, tuple[str, bool] | None] = {}
 
     def mentions(self, prompt: str) -> list[Mention]:
@@ -180,22 +178,14 @@ class Recognizer:
                 found = (stem, True)
                 break
         if found is None and len(token) >= MIN_TYPO:
-            candidates: set[str] = set(self.deletions.get(token, ()))
-            for variant in _deletes(token):
-                candidates |= self.deletions.get(variant, set())
-                if variant in self.vocab:
-                    candidates.add(variant)
-            # One edit, a swap of neighbours included ("borudon" for "bourdon").
-            best = sorted(c for c in candidates if OSA.distance(token, c, score_cutoff=1) <= 1)
-            if best:
-                found = (best[0], True)
+            # One edit, a swap of neighbours included ("borudon" for "bourdon"); when several
+            # words are that close, the first in alphabetical order, so the answer never varies.
+            close = self.typos.near(token)
+            if close:
+                found = (min(word for word, _ in close), True)
         if len(self._corrections) < 100_000:
             self._corrections[token] = found
         return found
-
-
-def _deletes(token: str) -> set[str]:
-    return {token[:i] + token[i + 1 :] for i in range(len(token))}
 
 
 def _tokenize(prompt: str) -> list[_Token]:

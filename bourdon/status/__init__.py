@@ -1,2 +1,1 @@
-"""Status: health facts about a library and its readers, the reports built from them, and doctor.
-"""
+"""Status: health facts about a library and its readers, the reports built from them, and doctor."""

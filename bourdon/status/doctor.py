@@ -1,6 +1,6 @@
 """What is wrong with a library, and the command that fixes it: a pure function of a report.
 
-``diagnose(report)`` reads a report of ``bourdon.health`` (a plain dict) and returns its
+``diagnose(report)`` reads a report of ``bourdon.status.health`` (a plain dict) and returns its
 problems, errors first. Each problem has a ``code`` (stable, for scripts), a ``severity``
 (``error``: broken, unsafe or losing data; ``warning``: worth a look), a ``message`` saying what
 was found, a ``fix``, one command to run (where only the user can decide, the command that shows

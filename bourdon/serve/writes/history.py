@@ -11,7 +11,7 @@ from bourdon.errors import NotFoundError
 from bourdon.formats import yamlio
 from bourdon.merge.twoway import RowChanges
 from bourdon.model import Visibility
-from bourdon.query.reads import clamp_limit
+from bourdon.query.paging import clamp_limit
 from bourdon.serve.writes.counts import SHORT, hidden
 from bourdon.store.library import Library, Version
 

@@ -1,0 +1,93 @@
+"""The entities a prompt mentions, as the turn-start answers rank them.
+
+``recognize`` runs the caller's ``Recognizer`` (only names it may see) over the prompt and
+groups the mentions by entity across agents: a name before an alias before a near miss, then
+known to more agents, then touched more recently. ``confidence`` is the reference's bucket for
+one of them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+from bourdon.access.visibility import Access
+from bourdon.model import Visibility, fold
+from bourdon.query.index import Index
+
+MAX_PROMPT: Final = 64 * 1024  # characters of a prompt that are scanned
+KIND_RANK: Final = {"exact": 0, "alias": 1, "fuzzy": 2}
+KIND_SCORE: Final = {"exact": 100.0, "alias": 90.0, "fuzzy": 75.0}
+CONFIDENCE_RANK: Final = {"high": 0, "medium": 1, "low": 2, "none": 3}
+
+
+def recognize(index: Index, prompt: str, access: Access) -> list[dict[str, Any]]:
+    """The entities ``prompt`` mentions that the caller may see, best first."""
+    groups: dict[str, dict[str, Any]] = {}
+    recognizer = index.recognizer_for(int(access.level), access.agents)
+    for mention in recognizer.mentions(prompt[:MAX_PROMPT]):
+        row = index.entity_rows[int(mention.key)]  # type: ignore[call-overload]
+        if not access.allows(row):
+            continue
+        group = groups.setdefault(
+            fold(row.name),
+            {
+                "name": row.name,
+                "type": row.type or "topic",
+                "agents": [],
+                "visibility": "public",
+                "match": mention.kind,
+                "mentioned_as": mention.phrase,
+                "summary": None,
+                "summaries": {},
+                "last_touched": None,
+            },
+        )
+        if KIND_RANK[mention.kind] < KIND_RANK[group["match"]]:
+            group["match"], group["mentioned_as"] = mention.kind, mention.phrase
+        if row.agent not in group["agents"]:
+            group["agents"].append(row.agent)
+        if row.visibility > Visibility[group["visibility"].upper()]:
+            group["visibility"] = str(Visibility(row.visibility))
+        if row.summary:
+            group["summaries"][row.agent] = row.summary
+        if row.last_touched and (group["last_touched"] or "") < row.last_touched:
+            group["last_touched"] = row.last_touched
+            if row.summary:
+                group["summary"] = row.summary
+        if group["summary"] is None and row.summary:
+            group["summary"] = row.summary
+    ranked = sorted(groups.values(), key=_rank)
+    for group in ranked:
+        group["score"] = _score(group)
+        group["source_agents"] = list(group["agents"])
+    return ranked
+
+
+def _score(group: dict[str, Any]) -> float:
+    return KIND_SCORE[group["match"]] + 2.0 * min(len(group["agents"]), 5)
+
+
+def _rank(group: dict[str, Any]) -> tuple[int, int, str, str]:
+    # Name before alias before near miss; then known to more agents; then touched recently.
+    recency = group["last_touched"] or ""
+    return (KIND_RANK[group["match"]], -len(group["agents"]), _invert(recency), group["name"])
+
+
+def _invert(text: str) -> str:
+    return "".join(chr(0x10FFFF - ord(c)) for c in text)
+
+
+def confidence(match: dict[str, Any], prompt_words: list[str] | None) -> str:
+    """The reference's confidence bucket: ``high`` when the prompt is the name itself,
+    ``medium`` when it mentions a name or alias as written, ``low`` for a corrected near miss.
+    ``prompt_words`` is ``name_words(prompt)``, computed once per call (``None``: too long to be
+    a name)."""
+    if match["match"] == "fuzzy":
+        return "low"
+    return "high" if prompt_words == name_words(match["mentioned_as"]) else "medium"
+
+
+def name_words(text: str) -> list[str]:
+    """Text as its words, so "Harbor-Gateway?" and "harbor gateway" are the same name."""
+    return re.findall(r"\w+", fold(text))

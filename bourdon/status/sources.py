@@ -1,0 +1,146 @@
+"""Where each fact of a health report is read from: a manifest's row counts, staged writes,
+peers, members, remotes, the branch, and what interrupted writes left behind.
+
+Each gatherer answers what it found, or the message of the error that stopped it (a ``str``),
+so one unreadable file never hides the rest of the report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from bourdon.access.trust import MemberRegistry
+from bourdon.digest import digest8
+from bourdon.errors import BourdonError
+from bourdon.federation.peers import PeerList
+from bourdon.formats import schema
+from bourdon.model import LOCAL_DIR, ROW_SECTIONS, row_visibility
+from bourdon.replicate.state import remote_states
+from bourdon.store.library import pid_alive
+
+if TYPE_CHECKING:
+    from bourdon.access.registryfile import Member
+    from bourdon.federation.peers import Peer
+    from bourdon.replicate.state import RemoteState
+    from bourdon.store.gitrepo import GitRepo
+    from bourdon.store.library import Library, StagedWrite
+
+STALE_LOCK_SECONDS: Final = 2.0  # as library.STALE_AFTER: a younger git lock may be in use
+LEVELS: Final = ("public", "team", "private")
+
+
+def raw_agent(
+    data: Mapping[str, Any],
+    manifest_digest: str | None,
+    skipped: Iterable[schema.ReadProblem] = (),
+) -> dict[str, Any]:
+    """One manifest's facts: type, versions, row counts by section and visibility (of the rows
+    served), and the rows left out (``schema.read_manifest``)."""
+    agent = data.get("agent")
+    agent = agent if isinstance(agent, Mapping) else {}
+    policy = data.get("visibility_policy")
+    policy = policy if isinstance(policy, Mapping) else {}
+    skipped = tuple(skipped)
+    left_out = {(p.section, p.row) for p in skipped}
+    counts = {section: dict.fromkeys(LEVELS, 0) for section in ROW_SECTIONS}
+    for section in ROW_SECTIONS:
+        rows = data.get(section)
+        for i, row in enumerate(rows if isinstance(rows, list) else []):
+            if isinstance(row, Mapping) and (section, i) not in left_out:
+                counts[section][str(row_visibility(row, policy))] += 1
+    return {
+        "skipped": skipped,
+        "type": agent.get("type"),
+        "spec_version": data.get("spec_version"),
+        "last_updated": data.get("last_updated"),
+        "digest8": digest8(manifest_digest) if manifest_digest else None,
+        # Shaped once for both audiences: with private rows counted, and without.
+        "seen": {private: _seen(counts, private) for private in (True, False)},
+    }
+
+
+def _seen(counts: Mapping[str, Mapping[str, int]], private: bool) -> dict[str, Any]:
+    levels = LEVELS if private else LEVELS[:2]
+    rows = {section: sum(counts[section][lv] for lv in levels) for section in ROW_SECTIONS}
+    by_level = {lv: sum(counts[section][lv] for section in ROW_SECTIONS) for lv in levels}
+    return {"rows": rows, "total": sum(rows.values()), "by_visibility": by_level}
+
+
+def staged(library: Library) -> list[StagedWrite] | str:
+    try:
+        return library.staged()
+    except BourdonError as exc:
+        return exc.message
+
+
+def peers(home: Path) -> list[Peer] | str:
+    try:
+        return PeerList(home).peers()
+    except BourdonError as exc:
+        return exc.message
+
+
+def members(registry: MemberRegistry) -> list[Member] | str | None:
+    if not registry.path.exists():
+        return None
+    try:
+        return registry.members()
+    except BourdonError as exc:
+        return exc.message
+
+
+def remotes(root: Path, repo: GitRepo) -> list[RemoteState] | str:
+    try:
+        return remote_states(root, repo)
+    except BourdonError as exc:
+        return exc.message
+
+
+def branch(repo: GitRepo) -> str:
+    return repo.branch.removeprefix("refs/heads/")
+
+
+def leftovers(root: Path, repo: GitRepo, now: float | None = None) -> list[dict[str, Any]]:
+    """What interrupted writes left behind: an intent or a pid file of a process that is gone,
+    git lock files older than a live git would hold them. Looks only; opening the library
+    with ``Library.open`` (any bourdon command) is what repairs."""
+    now = time.time() if now is None else now
+    local = root / LOCAL_DIR
+    found: list[dict[str, Any]] = []
+    intent = _json(local / "intent.json")
+    if intent is not None:
+        pid = intent.get("pid") if isinstance(intent, dict) else None
+        if not pid_alive(pid):
+            paths = intent.get("paths") if isinstance(intent, dict) else None
+            found.append(
+                {
+                    "kind": "intent",
+                    "path": f"{LOCAL_DIR}/intent.json",
+                    "pid": pid,
+                    "paths": paths if isinstance(paths, list) else [],
+                }
+            )
+    with contextlib.suppress(OSError, ValueError):
+        pid = int((local / "write.pid").read_text(encoding="ascii"))
+        if not pid_alive(pid):
+            found.append({"kind": "write_pid", "path": f"{LOCAL_DIR}/write.pid", "pid": pid})
+    with contextlib.suppress(OSError):
+        for lock in repo.stale_locks():
+            age = now - lock.stat().st_mtime
+            if age >= STALE_LOCK_SECONDS:
+                found.append({"kind": "git_lock", "path": lock.relative_to(root).as_posix()})
+    return found
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return {}  # there, but unreadable: still a leftover
