@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, Final
 
 from bourdon.errors import GitError, LibraryError, NotFoundError
+from bourdon.store.durable import atomic_write, fsync_dir
 
 _CONFIG: Final = (
     "core.hooksPath=/dev/null",
@@ -397,7 +398,6 @@ class GitRepo:
                 header += f"parent {each}\n"
         header += f"author {author} {now} +0000\ncommitter {committer} {now} +0000\n\n"
         commit = self._write_object(b"commit", (header + message.rstrip("\n") + "\n").encode())
-        self._fsync_dir(self.git_dir / "objects")
         return commit, now
 
     def import_commits(
@@ -467,6 +467,9 @@ class GitRepo:
         at the same moment fails instead of racing), check the ref still holds ``old``, write
         and fsync the new id, rename the lock over the ref, fsync the folder, then append the
         reflog lines. Saves a git process on every write.
+
+        Not ``durable.atomic_write``: here the temp file *is* git's lock on the ref, so it must have
+        git's name and be created exclusively, and the compare-and-swap happens while it is held.
         """
         ref = self.git_dir / self.branch
         lock = ref.with_name(ref.name + ".lock")
@@ -493,7 +496,7 @@ class GitRepo:
             with contextlib.suppress(OSError):
                 lock.unlink()
             raise
-        self._fsync_dir(ref.parent)
+        fsync_dir(ref.parent)
         line = f"{old or self._zero} {new} {who} {when} +0000\t{reason}\n".encode()
         for log in (self.git_dir / "logs" / self.branch, self.git_dir / "logs" / "HEAD"):
             with contextlib.suppress(OSError):
@@ -545,29 +548,12 @@ class GitRepo:
         raw = kind + b" " + str(len(body)).encode() + b"\0" + body
         algo = hashlib.sha256 if self.object_format == "sha256" else hashlib.sha1
         oid = algo(raw).hexdigest()
-        folder = self.git_dir / "objects" / oid[:2]
-        target = folder / oid[2:]
-        if target.exists():
-            return oid
-        folder.mkdir(exist_ok=True)
-        tmp = folder / f"tmp_obj_bourdon_{os.getpid()}_{threading.get_ident()}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o444)
-        try:
-            os.write(fd, zlib.compress(raw, 1))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, target)
-        self._fsync_dir(folder)
+        target = self.git_dir / "objects" / oid[:2] / oid[2:]
+        if not target.exists():
+            # git's own temp name, so a leftover is one git (and crash recovery) knows to clean.
+            temp = f"tmp_obj_bourdon_{os.getpid()}_{threading.get_ident()}"
+            atomic_write(target, zlib.compress(raw, 1), mode=0o444, temp=temp)
         return oid
-
-    @staticmethod
-    def _fsync_dir(path: Path) -> None:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
     # -- refs and remotes ----------------------------------------------------------------
 

@@ -62,7 +62,7 @@ from bourdon.model import (
     check_agent_id,
 )
 from bourdon.store import adopt
-from bourdon.store.durable import atomic_write
+from bourdon.store.durable import atomic_write, move
 from bourdon.store.gitrepo import GitRepo, ImportedCommit, LogEntry
 from bourdon.store.manifestcache import ManifestCache, content_id, remember_parsed
 
@@ -848,15 +848,12 @@ class Library:
         except (OSError, ValueError, KeyError, TypeError):
             pass
         entries = self.repo.log(path, None, since=since) + known
+        record = {
+            "head": head,
+            "entries": [[e.commit, list(e.parents), e.time, e.message] for e in entries],
+        }
         with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            record = {
-                "head": head,
-                "entries": [[e.commit, list(e.parents), e.time, e.message] for e in entries],
-            }
-            tmp = cache.parent / f".{cache.name}.{os.getpid()}.{threading.get_ident()}.tmp"
-            tmp.write_text(json.dumps(record), encoding="utf-8")
-            os.replace(tmp, cache)
+            atomic_write(cache, json.dumps(record).encode("utf-8"), sync=False)
         return entries
 
     def _needs_reconcile(self) -> bool:
@@ -905,8 +902,7 @@ class Library:
             return []
         if on_disk is not None:
             aside = self._local / "recovered" / f"{int(time.time())}-{path.replace('/', '--')}"
-            aside.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(target, aside)
+            move(target, aside)
         if want is not None:
             atomic_write(target, want)
         return [f"restored {path} from HEAD (the uncommitted file is in {LOCAL}/recovered/)"]
@@ -1354,8 +1350,8 @@ def _move_imported(root: Path, names: list[str]) -> None:
     for name in names:
         source, target = root / name, root / adopt.IMPORTED / name
         if source.exists() or source.is_symlink():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(source, target)
+            # Not synced one by one: adopting.json lists them, and a resumed adoption redoes it.
+            move(source, target, sync=False)
 
 
 def _resume_adoption(root: Path) -> None:

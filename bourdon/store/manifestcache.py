@@ -16,13 +16,12 @@ import contextlib
 import functools
 import hashlib
 import json
-import os
-import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Final
 
 from bourdon.formats import schema
+from bourdon.store.durable import atomic_write
 
 # Manifests this process validated lately (a write, then the index reloading the same file).
 _RECENT: OrderedDict[str, schema.Reading] = OrderedDict()
@@ -92,8 +91,6 @@ class ManifestCache:
 
     def put(self, key: str, reading: schema.Reading) -> None:
         entry = {"manifest": reading.data, "skipped": [p.to_json() for p in reading.problems]}
+        text = json.dumps(entry, ensure_ascii=False)
         with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
-            self.folder.mkdir(parents=True, exist_ok=True)
-            tmp = self.folder / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"
-            tmp.write_text(json.dumps(entry, ensure_ascii=False), encoding="utf-8")
-            os.replace(tmp, self.folder / f"{key}.json")
+            atomic_write(self.folder / f"{key}.json", text.encode("utf-8"), sync=False)
