@@ -148,7 +148,8 @@ def _print_plan(plan: Adoption, *, done: bool) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from bourdon.formats.schema import load_manifest, read_manifest
+    from bourdon.formats.reading import read_manifest
+    from bourdon.formats.schema import load_manifest
     from bourdon.model import AGENTS_DIR as AGENTS
     from bourdon.model import STAGING_DIR as STAGING
     from bourdon.model import SUFFIX

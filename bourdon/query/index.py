@@ -6,7 +6,7 @@ branch ref and the ``agents/`` folder), plus a flag that a file watcher may set.
 did change, only the files whose ``(inode, size, mtime)`` moved are read again, and their parsed
 form usually comes from the shared cache under ``.bourdon/cache``. Queries never read YAML.
 
-Manifests are read as ``schema.read_manifest`` reads them: whatever the Bourdon L5 schema accepts
+Manifests are read as ``reading.read_manifest`` reads them: whatever the Bourdon L5 schema accepts
 is served. A row that does not validate is left out and reported in ``row_problems`` (the rest
 of its manifest serves); a manifest whose top level is broken is skipped whole and reported in
 ``problems``. Either way the rest of the library keeps serving.
@@ -39,7 +39,7 @@ from rapidfuzz.distance import Levenshtein
 
 from bourdon.digest import digest
 from bourdon.errors import BourdonError
-from bourdon.formats.schema import ReadProblem
+from bourdon.formats.reading import ReadProblem
 from bourdon.model import (
     ENTITIES,
     NOTES,

@@ -33,7 +33,7 @@ from bourdon.access.trust import QUARANTINED, TRUSTED, MemberRegistry
 from bourdon.digest import digest8
 from bourdon.errors import BourdonError
 from bourdon.federation.client import PeerList
-from bourdon.formats import schema
+from bourdon.formats.reading import ReadProblem, new_problems, read_manifest
 from bourdon.model import (
     AGENTS_DIR,
     LOCAL_DIR,
@@ -158,10 +158,10 @@ def collect(
 def raw_agent(
     data: Mapping[str, Any],
     manifest_digest: str | None,
-    skipped: Iterable[schema.ReadProblem] = (),
+    skipped: Iterable[ReadProblem] = (),
 ) -> dict[str, Any]:
     """One manifest's facts: type, versions, row counts by section and visibility (of the rows
-    served), and the rows left out (``schema.read_manifest``)."""
+    served), and the rows left out (``reading.read_manifest``)."""
     agent = data.get("agent")
     agent = agent if isinstance(agent, Mapping) else {}
     policy = data.get("visibility_policy")
@@ -355,13 +355,13 @@ def _invalid(raw: bytes, what: str, agent_id: str, before: Mapping[str, Any] | N
     """Why a write would refuse to adopt this hand edit (``Library``): a broken top level, or
     a bad row the edit brings (a bad row already committed is only left out, never refused)."""
     try:
-        reading = schema.read_manifest(raw, what=what)
+        reading = read_manifest(raw, what=what)
         named = Manifest(reading.data).agent_id
     except BourdonError as exc:
         return exc.message
     if named != agent_id:
         return f"{what} holds agent {named!r}; rename the file"
-    brought = schema.new_problems(reading, before)
+    brought = new_problems(reading, before)
     return brought[0].message(what) if brought else None
 
 

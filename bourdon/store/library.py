@@ -48,7 +48,7 @@ from bourdon.errors import (
     NotFoundError,
     SchemaError,
 )
-from bourdon.formats import schema, yamlio
+from bourdon.formats import reading, schema, yamlio
 from bourdon.merge.threeway import merge3
 from bourdon.merge.twoway import MergeStats, RowChanges, compare, merge, regenerate
 from bourdon.model import (
@@ -432,7 +432,7 @@ class Library:
 
     def read_problems(
         self, agent_id: str, version: str | None = None
-    ) -> tuple[schema.ReadProblem, ...]:
+    ) -> tuple[reading.ReadProblem, ...]:
         """The rows of the agent's manifest that are kept in the file but not served."""
         path = agent_path(agent_id)
         found = self._blob(path, self._resolve(version) if version else self.head())
@@ -558,7 +558,7 @@ class Library:
 
         Read as the index reads: whatever the Bourdon L5 schema accepts is taken as written, and
         a row that does not validate is kept in the file, unserved and reported."""
-        data = schema.read_manifest(raw, what=what).data
+        data = reading.read_manifest(raw, what=what).data
         agent_id = Manifest(data).agent_id
         check_agent_id(agent_id)
         _check_change(agent_id, data)
@@ -1063,7 +1063,7 @@ class Library:
         try:
             data = self._parse(blob, on_disk, path)
             committed = self._manifest_at(path, head)
-            brought = schema.new_problems(
+            brought = reading.new_problems(
                 self._disk_cache.read(on_disk, what=path), committed[1] if committed else None
             )
             if brought:
