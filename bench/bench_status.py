@@ -25,7 +25,7 @@ from mcp import Client
 from bourdon.federation.client import Peer, PeerList
 from bourdon.readers.base import ReaderContext
 from bourdon.serve.server import create_server
-from bourdon.store.gitrepo import run_git
+from bourdon.store.git.process import run_git
 from bourdon.store.library import Library, Provenance
 from bourdon.testing import make_large_library
 from bourdon.testing.serving import free_port

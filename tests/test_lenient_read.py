@@ -28,7 +28,7 @@ from bourdon.merge.threeway import merge3
 from bourdon.model import Visibility, row_visibility
 from bourdon.query.index import Index
 from bourdon.serve.server import create_server
-from bourdon.store.gitrepo import run_git
+from bourdon.store.git.process import run_git
 from bourdon.store.library import Library
 from bourdon.store.manifestcache import ManifestCache, content_id
 

@@ -26,7 +26,7 @@ import yaml
 from bourdon.digest import digest
 from bourdon.errors import LibraryError
 from bourdon.formats import schema
-from bourdon.store.gitrepo import git_env
+from bourdon.store.git.process import git_env
 from bourdon.store.library import Library, Provenance
 
 WRITERS = 8

@@ -52,7 +52,7 @@ from bourdon.model import (
     row_visibility,
 )
 from bourdon.query.recognition import Recognizer
-from bourdon.store.gitrepo import read_ref
+from bourdon.store.git.refs import read_ref
 from bourdon.store.manifestcache import ManifestCache
 
 # Names shorter than this only match exactly: "mark" is not a typo of "park".

@@ -46,7 +46,7 @@ from bourdon.model import (
 from bourdon.replicate.state import remote_states, safe_url
 from bourdon.status import doctor
 from bourdon.status.readers import failure_logs, reader_report
-from bourdon.store.gitrepo import run_git
+from bourdon.store.git.process import run_git
 from bourdon.store.library import pid_alive
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from bourdon.readers import Broken
     from bourdon.readers.base import Reader, ReaderContext
     from bourdon.replicate.state import RemoteState
-    from bourdon.store.gitrepo import GitRepo
+    from bourdon.store.git.repo import GitRepo
     from bourdon.store.library import Library, StagedWrite
 
 STALE_STAGING_DAYS: Final = 7  # a staged write waiting longer than this is flagged stale

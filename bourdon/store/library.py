@@ -63,7 +63,8 @@ from bourdon.model import (
 )
 from bourdon.store import adopt
 from bourdon.store.durable import atomic_write, move
-from bourdon.store.gitrepo import GitRepo, ImportedCommit, LogEntry
+from bourdon.store.git.fastimport import ImportedCommit
+from bourdon.store.git.repo import GitRepo, LogEntry
 from bourdon.store.manifestcache import ManifestCache, content_id, remember_parsed
 
 AGENTS: Final = AGENTS_DIR
