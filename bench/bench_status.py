@@ -26,7 +26,8 @@ from bourdon.federation.client import Peer, PeerList
 from bourdon.readers.base import ReaderContext
 from bourdon.serve.server import create_server
 from bourdon.store.git.process import run_git
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 from bourdon.testing import make_large_library
 from bourdon.testing.serving import free_port
 

@@ -16,7 +16,8 @@ from bourdon import errors
 from bourdon.cli.main import build_parser
 from bourdon.formats import yamlio
 from bourdon.formats.schema import load_manifest, row_limits, schema
-from bourdon.store.library import TRAILERS, Library
+from bourdon.store.library import Library
+from bourdon.store.provenance import TRAILERS
 from tests.support.parsers import every_parser
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -42,7 +42,8 @@ from bourdon.readers.base import (
     default_health,
     store_path,
 )
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -27,7 +27,8 @@ from bourdon.model import Visibility
 from bourdon.replicate.state import remote_states
 from bourdon.replicate.sync import SyncReport, add_remote, remove_remote, sync
 from bourdon.store.git.process import run_git
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 from bourdon.testing import manifest
 from bourdon.testing.remotes import bare_repository, every_object, git_daemon, reject_pushes
 from bourdon.testing.serving import free_port

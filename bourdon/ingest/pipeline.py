@@ -54,7 +54,8 @@ from bourdon.readers.base import Reader, ReaderContext, ReadResult, ReadStats, s
 from bourdon.store.durable import atomic_write
 
 if TYPE_CHECKING:  # the library (and jsonschema under it) loads only when an export writes
-    from bourdon.store.library import Library, Provenance
+    from bourdon.store.library import Library
+    from bourdon.store.provenance import Provenance
 
 PIPELINE_VERSION: Final = "1"
 EROSION_SHARE: Final = 0.5  # a view may not drop more than this share of the reader's rows...
@@ -153,7 +154,7 @@ def export_reader(
     """
     import filelock
 
-    from bourdon.store.library import Provenance
+    from bourdon.store.provenance import Provenance
 
     started = time.perf_counter()
     name = check_agent_id(reader.name, "reader name")

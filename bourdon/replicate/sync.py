@@ -54,7 +54,8 @@ from bourdon.replicate.state import (
     synced_ref,
 )
 from bourdon.store.durable import atomic_write
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 
 ATTEMPTS: Final = 5
 TIMEOUT: Final = 120.0

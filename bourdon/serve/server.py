@@ -51,7 +51,8 @@ from bourdon.query.index import Index
 from bourdon.serve import writes
 from bourdon.serve.config import bourdon_home, build_federation, machine_name, reader_context
 from bourdon.serve.httpgate import current_caller
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 
 if TYPE_CHECKING:
     from bourdon.readers.base import ReaderContext

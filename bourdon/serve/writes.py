@@ -25,7 +25,10 @@ from bourdon.formats import yamlio
 from bourdon.merge.twoway import RowChanges, compare
 from bourdon.model import ENTITIES, NOTES, ROW_SECTIONS, SESSIONS, WORKSTREAMS, Visibility
 from bourdon.query.reads import clamp_limit
-from bourdon.store.library import Library, Provenance, Version, WriteResult
+from bourdon.store.history import Version
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
+from bourdon.store.writes import WriteResult
 
 DEFAULT_VERSIONS: Final = 20
 MAX_VERSIONS: Final = 100

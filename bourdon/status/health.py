@@ -47,7 +47,7 @@ from bourdon.replicate.state import remote_states, safe_url
 from bourdon.status import doctor
 from bourdon.status.readers import failure_logs, reader_report
 from bourdon.store.git.process import run_git
-from bourdon.store.library import pid_alive
+from bourdon.store.recovery import pid_alive
 
 if TYPE_CHECKING:
     from bourdon.access.trust import Member
@@ -57,7 +57,8 @@ if TYPE_CHECKING:
     from bourdon.readers.base import Reader, ReaderContext
     from bourdon.replicate.state import RemoteState
     from bourdon.store.git.repo import GitRepo
-    from bourdon.store.library import Library, StagedWrite
+    from bourdon.store.library import Library
+    from bourdon.store.staging import StagedWrite
 
 STALE_STAGING_DAYS: Final = 7  # a staged write waiting longer than this is flagged stale
 STALE_STAGING_SECONDS: Final = STALE_STAGING_DAYS * 86_400

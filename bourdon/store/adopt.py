@@ -17,7 +17,8 @@ The reference (bourdon 0.32.2) keeps a library without git::
 Adoption replays each agent's states as commits: its ``versions/`` snapshots in stamp order,
 then the live manifest. The states of all agents are interleaved in one time order (each at
 the time of the write that produced it, when a provenance line says so), so ``git log`` reads
-as the story of the library. Nothing here writes: ``Library.init`` turns the plan into commits.
+as the story of the library. Nothing here writes: ``create.replay`` (run by ``Library.init``)
+turns the plan into commits.
 """
 
 from __future__ import annotations
