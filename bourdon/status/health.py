@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
 STALE_STAGING_DAYS: Final = 7  # a staged write waiting longer than this is flagged stale
 STALE_STAGING_SECONDS: Final = STALE_STAGING_DAYS * 86_400
-STALE_LOCK_SECONDS: Final = 2.0  # as library.STALE_AFTER: a younger git lock may be in use
+STALE_LOCK_SECONDS: Final = 2.0  # as recovery.STALE_AFTER: a younger git lock may be in use
 READERS_TTL: Final = 5.0  # a reader's store can appear without any file of ours moving
 LEFTOVERS_TTL: Final = 5.0  # a lock deep in .git/refs or .git/objects moves no folder we stat
 LEVELS: Final = ("public", "team", "private")
