@@ -14,7 +14,8 @@ from pathlib import Path
 
 from common import measure, summarize, write
 
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 from bourdon.testing import make_large_library
 
 

@@ -25,8 +25,9 @@ from mcp import Client
 from bourdon.federation.peers import Peer, PeerList
 from bourdon.readers.base import ReaderContext
 from bourdon.serve.server import create_server
-from bourdon.store.gitrepo import run_git
-from bourdon.store.library import Library, Provenance
+from bourdon.store.git.process import run_git
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 from bourdon.testing import make_large_library
 from bourdon.testing.serving import free_port
 

@@ -17,7 +17,8 @@ from common import summarize, write
 
 from bourdon.replicate.remotes import add_remote
 from bourdon.replicate.sync import sync
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 from bourdon.testing import make_large_library
 from bourdon.testing.remotes import bare_repository, git_daemon
 from bourdon.testing.serving import free_port

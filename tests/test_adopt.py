@@ -21,7 +21,7 @@ from bourdon.digest import digest
 from bourdon.errors import GitError, LibraryError
 from bourdon.formats.yamlio import load
 from bourdon.store import adopt
-from bourdon.store.gitrepo import ImportedCommit
+from bourdon.store.git.fastimport import ImportedCommit
 from bourdon.store.library import Library
 
 

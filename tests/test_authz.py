@@ -38,7 +38,8 @@ from bourdon.access.audit import AuditLog
 from bourdon.access.trust import MemberRegistry
 from bourdon.formats import yamlio
 from bourdon.serve.server import create_server
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
 
 pytestmark = pytest.mark.anyio

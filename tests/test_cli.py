@@ -21,7 +21,8 @@ import pytest
 
 from bourdon import __version__
 from bourdon.cli.main import main
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 from bourdon.testing import make_library
 
 COMMANDS = [

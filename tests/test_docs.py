@@ -15,7 +15,8 @@ from bourdon import errors
 from bourdon.cli.main import build_parser
 from bourdon.formats import yamlio
 from bourdon.formats.schema import load_manifest, row_limits, schema
-from bourdon.store.library import TRAILERS, Library
+from bourdon.store.library import Library
+from bourdon.store.provenance import TRAILERS
 from tests.support.architecture import contract, importlinter_config
 from tests.support.parsers import every_parser
 

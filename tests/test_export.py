@@ -32,7 +32,8 @@ from bourdon.readers.base import (
     default_health,
     store_path,
 )
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -688,7 +689,7 @@ def test_a_hook_with_nothing_new_loads_neither_git_nor_schema_machinery(
     assert "claude-code" in library.agent_ids()
     probe = (
         "import sys; from bourdon.cli.main import main; main(['hook', 'export', 'claude-code']);"
-        "print(sorted(m for m in ('bourdon.store.library', 'bourdon.store.gitrepo', 'jsonschema', 'filelock')"
+        "print(sorted(m for m in ('bourdon.store.library', 'bourdon.store.git.repo', 'jsonschema', 'filelock')"
         " if m in sys.modules))"
     )
     done = subprocess.run(

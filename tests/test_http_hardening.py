@@ -29,7 +29,8 @@ import pytest
 from bourdon.access.trust import MemberRegistry
 from bourdon.formats import yamlio
 from bourdon.serve.httpgate import MAX_BODY
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
 
 TIMEOUT = 15.0  # seconds, for any one request

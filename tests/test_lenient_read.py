@@ -23,12 +23,12 @@ from mcp import Client
 
 from bourdon.cli.main import main
 from bourdon.errors import SchemaError
-from bourdon.formats import schema
+from bourdon.formats import reading, schema
 from bourdon.merge.threeway import merge3
 from bourdon.model import Visibility, row_visibility
 from bourdon.query.index import Index
 from bourdon.serve.server import create_server
-from bourdon.store.gitrepo import run_git
+from bourdon.store.git.process import run_git
 from bourdon.store.library import Library
 from bourdon.store.manifestcache import ManifestCache, content_id
 
@@ -201,7 +201,7 @@ def served(library: Library) -> Index:
 
 
 def test_reference_fields_and_string_sources_are_described_by_the_read_rules() -> None:
-    read = schema.read_schema()
+    read = reading.read_schema()
     entity = read["$defs"]["entity"]["properties"]
     assert entity["origin"] == {"enum": ["committed"]}
     assert {"supersedes", "superseded_by"} <= set(entity)
@@ -674,6 +674,6 @@ def test_every_row_of_a_manifest_the_reference_schema_accepts_is_served(
     checker = jsonschema.Draft202012Validator(reference, format_checker=jsonschema.FormatChecker())
     assume(checker.is_valid(manifest))
     text = yaml.safe_dump(manifest, allow_unicode=True, sort_keys=False)
-    reading = schema.read_manifest(text.encode(), what="agents/alpha-agent.l5.yaml")
-    assert reading.problems == ()
-    assert reading.data == yaml.safe_load(text)
+    found = reading.read_manifest(text.encode(), what="agents/alpha-agent.l5.yaml")
+    assert found.problems == ()
+    assert found.data == yaml.safe_load(text)

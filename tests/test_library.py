@@ -10,7 +10,8 @@ import pytest
 from bourdon.digest import digest
 from bourdon.errors import ConflictError, InputError, LibraryError, NotFoundError, SchemaError
 from bourdon.formats import yamlio
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 
 NEW = {"agent": {"type": "code-assistant"}}
 

@@ -39,7 +39,8 @@ from bourdon.cli.main import main as cli_main
 from bourdon.federation.peers import Peer, PeerList
 from bourdon.formats import yamlio
 from bourdon.serve.server import create_server
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 from bourdon.testing import manifest
 from bourdon.testing.serving import free_port, stop_process
 

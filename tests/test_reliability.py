@@ -26,8 +26,9 @@ import yaml
 from bourdon.digest import digest
 from bourdon.errors import LibraryError
 from bourdon.formats import schema
-from bourdon.store.gitrepo import git_env
-from bourdon.store.library import Library, Provenance
+from bourdon.store.git.process import git_env
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 
 WRITERS = 8
 WRITES_PER_WRITER = 125
@@ -135,7 +136,8 @@ def percentile(values: list[float], q: float) -> float:
 WRITER = textwrap.dedent(
     """
     import json, sys, time
-    from bourdon.store.library import Library, Provenance
+    from bourdon.store.library import Library
+    from bourdon.store.provenance import Provenance
 
     path, n, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     library = Library.open(path)
@@ -243,7 +245,8 @@ RACER = textwrap.dedent(
     """
     import json, sys
     from bourdon.errors import ConflictError
-    from bourdon.store.library import Library, Provenance
+    from bourdon.store.library import Library
+    from bourdon.store.provenance import Provenance
 
     path, n = sys.argv[1], int(sys.argv[2])
     library = Library.open(path)
@@ -373,7 +376,8 @@ def test_same_expected_digest_has_exactly_one_winner_per_round(tmp_path: Path) -
 KILLED = textwrap.dedent(
     """
     import sys
-    from bourdon.store.library import Library, Provenance
+    from bourdon.store.library import Library
+    from bourdon.store.provenance import Provenance
 
     path, rnd = sys.argv[1], int(sys.argv[2])
     library = Library.open(path)

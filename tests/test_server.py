@@ -16,7 +16,8 @@ from mcp import Client, StdioServerParameters
 
 from bourdon.query.index import Index
 from bourdon.serve.server import create_server
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 from bourdon.testing import make_library, manifest
 from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
 

@@ -60,8 +60,9 @@ from bourdon.query import reads
 from bourdon.query.index import Index
 from bourdon.serve import httpgate
 from bourdon.serve.server import create_server
-from bourdon.store import library as library_module
-from bourdon.store.library import Library, Provenance
+from bourdon.store import writes as writes_module
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 
 AGENTS = ("alpha", "beta", "bot1", "bot2")
 TYPES = ("code-assistant", "note-capture", "other")
@@ -636,7 +637,7 @@ def _expected(content: Content) -> list[tuple[str, str | None]]:
 
 @pytest.fixture
 def ticking(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(library_module, "_now", ticking_clock())
+    monkeypatch.setattr(writes_module, "now", ticking_clock())
     yield
 
 

@@ -36,7 +36,8 @@ from bourdon.replicate.remotes import add_remote
 from bourdon.replicate.state import RemoteState
 from bourdon.serve.server import create_server
 from bourdon.status import doctor, health
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 from bourdon.testing import make_library
 from bourdon.testing.remotes import bare_repository, reject_pushes
 from bourdon.testing.serving import child_env, free_port

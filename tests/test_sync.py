@@ -28,8 +28,9 @@ from bourdon.replicate.remotes import add_remote, remove_remote
 from bourdon.replicate.report import SyncReport
 from bourdon.replicate.state import remote_states
 from bourdon.replicate.sync import sync
-from bourdon.store.gitrepo import run_git
-from bourdon.store.library import Library, Provenance
+from bourdon.store.git.process import run_git
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 from bourdon.testing import manifest
 from bourdon.testing.remotes import bare_repository, every_object, git_daemon, reject_pushes
 from bourdon.testing.serving import free_port

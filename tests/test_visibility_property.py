@@ -43,7 +43,8 @@ from mcp import Client
 
 from bourdon.model import Visibility, row_visibility
 from bourdon.serve.server import create_server
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 from bourdon.testing import manifest
 
 PUBLIC, TEAM, PRIVATE = Visibility.PUBLIC, Visibility.TEAM, Visibility.PRIVATE

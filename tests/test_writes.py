@@ -25,7 +25,7 @@ from mcp import Client, StdioServerParameters
 
 from bourdon.digest import digest
 from bourdon.serve.server import create_server
-from bourdon.store.gitrepo import git_env
+from bourdon.store.git.process import git_env
 from bourdon.store.library import Library
 from bourdon.testing.serving import child_env
 

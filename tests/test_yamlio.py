@@ -45,7 +45,7 @@ SETTINGS = settings(
 # Characters no manifest can hold: NUL and the other C0 controls except tab, LF and CR.
 # (st.characters(codec="utf-8") already leaves out lone surrogates.)
 C0_EXCLUDED = [chr(c) for c in range(0x20) if chr(c) not in "\t\n\r"]
-# What manifest text additionally may not contain (schema._BAD_TEXT): DEL and two non-characters.
+# What manifest text additionally may not contain (checks.BAD_TEXT): DEL and two non-characters.
 MANIFEST_EXCLUDED = [*C0_EXCLUDED, "\x7f", "\ufffe", "\uffff"]
 
 # fmt: off

@@ -37,7 +37,8 @@ def step(title: str) -> None:
 
 def tour(root: Path) -> None:
     from bourdon.model import SUFFIX
-    from bourdon.store.library import Library, Provenance
+    from bourdon.store.library import Library
+    from bourdon.store.provenance import Provenance
 
     sample = sample_library_path() / "agents"
     step(f"1. A library is a git repository of manifests: {root}")

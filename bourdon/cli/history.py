@@ -13,7 +13,7 @@ from bourdon.errors import ConflictError
 
 if TYPE_CHECKING:
     from bourdon.merge.twoway import RowChanges
-    from bourdon.store.library import Version
+    from bourdon.store.history import Version
 
 
 def register(sub: Any) -> None:

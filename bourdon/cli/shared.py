@@ -24,7 +24,7 @@ from bourdon.errors import InputError
 
 if TYPE_CHECKING:
     from bourdon.readers.base import ReaderContext
-    from bourdon.store.library import WriteResult
+    from bourdon.store.writes import WriteResult
 
 DEFAULT_LIBRARY = "~/agent-library"
 

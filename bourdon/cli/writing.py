@@ -67,7 +67,8 @@ def register(sub: Any) -> None:
 def cmd_init(args: argparse.Namespace) -> int:
     from bourdon.serve.config import machine_name
     from bourdon.store import adopt
-    from bourdon.store.library import AGENTS, Library
+    from bourdon.store.layout import AGENTS
+    from bourdon.store.library import Library
 
     root = (Path(args.path).expanduser() if args.path else library_path(args)).absolute()
     existed = (root / ".git").exists() and (root / AGENTS).is_dir()

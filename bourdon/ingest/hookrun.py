@@ -34,7 +34,7 @@ def hook_export(
     """
     if unchanged(root, reader, ctx) is not None:  # nothing new: no library, git or schema
         return
-    from bourdon.store.library import Provenance
+    from bourdon.store.provenance import Provenance
 
     session = event.get("session_id") or event.get("conversation_id")
     transcript = event.get("transcript_path")

@@ -25,8 +25,6 @@ import contextlib
 import copy
 import difflib
 import json
-import os
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -43,6 +41,7 @@ from bourdon.ingest.settingsjson import (
     parse_settings,
     strip_ours,
 )
+from bourdon.store.durable import atomic_write
 
 STATE_FILE: Final = "hooks-installed.json"
 BACKUP: Final = ".bourdon-backup-"
@@ -261,16 +260,8 @@ def _real(path: Path) -> Path:
 
 
 def _write(path: Path, text: str) -> None:
-    real = _real(path)
-    real.parent.mkdir(parents=True, exist_ok=True)
-    tmp = real.parent / f".{real.name}.bourdon.{os.getpid()}.{threading.get_ident()}.tmp"
-    mode = real.stat().st_mode & 0o7777 if real.exists() else 0o644
-    with open(tmp, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    tmp.chmod(mode)
-    os.replace(tmp, real)
+    # The user's file keeps its permission bits; a symlinked one is written where it points.
+    atomic_write(_real(path), text.encode("utf-8"), keep_mode=True)
 
 
 def _backup(path: Path, raw: str) -> Path:

@@ -53,7 +53,8 @@ from bourdon.model import AGENTS_DIR, LOCAL_DIR, ROW_SECTIONS, SUFFIX, check_age
 from bourdon.readers.base import Reader, ReaderContext, ReadResult, store_path
 
 if TYPE_CHECKING:  # the library (and jsonschema under it) loads only when an export writes
-    from bourdon.store.library import Library, Provenance
+    from bourdon.store.library import Library
+    from bourdon.store.provenance import Provenance
 
 _HISTORY: Final = 10  # row counts of the last exports a watermark keeps, for the guard
 
@@ -76,7 +77,7 @@ def export_reader(
     """
     import filelock
 
-    from bourdon.store.library import Provenance
+    from bourdon.store.provenance import Provenance
 
     started = time.perf_counter()
     name = check_agent_id(reader.name, "reader name")

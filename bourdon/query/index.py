@@ -6,7 +6,7 @@ branch ref and the ``agents/`` folder), plus a flag that a file watcher may set.
 did change, only the files whose ``(inode, size, mtime)`` moved are read again, and their parsed
 form usually comes from the shared cache under ``.bourdon/cache``. Queries never read YAML.
 
-Manifests are read as ``schema.read_manifest`` reads them: whatever the Bourdon L5 schema accepts
+Manifests are read as ``reading.read_manifest`` reads them: whatever the Bourdon L5 schema accepts
 is served. A row that does not validate is left out and reported in ``row_problems`` (the rest
 of its manifest serves); a manifest whose top level is broken is skipped whole and reported in
 ``problems``. Either way the rest of the library keeps serving.
@@ -35,12 +35,12 @@ from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 from bourdon.errors import BourdonError
-from bourdon.formats.schema import ReadProblem
+from bourdon.formats.reading import ReadProblem
 from bourdon.model import SUFFIX, fold
 from bourdon.query.fuzzy import NearIndex, loose
 from bourdon.query.recognition import Recognizer
 from bourdon.query.rows import AgentView, EntityRow, NoteRow, SessionRow, WorkstreamRow
-from bourdon.store.gitrepo import read_ref
+from bourdon.store.git.refs import read_ref
 from bourdon.store.manifestcache import ManifestCache
 
 # Names shorter than this only match exactly: "mark" is not a typo of "park".

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from bourdon.digest import digest
-from bourdon.formats.schema import ReadProblem
+from bourdon.formats.reading import ReadProblem
 from bourdon.model import (
     ENTITIES,
     NOTES,

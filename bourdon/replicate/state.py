@@ -29,7 +29,7 @@ from bourdon.model import AGENTS_DIR, LOCAL_DIR, Visibility
 from bourdon.store.durable import atomic_write
 
 if TYPE_CHECKING:
-    from bourdon.store.gitrepo import GitRepo
+    from bourdon.store.git.repo import GitRepo
 
 BRANCH: Final = "bourdon/published"
 VISIBILITY_KEY: Final = "bourdonVisibility"

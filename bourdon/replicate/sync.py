@@ -42,7 +42,8 @@ from bourdon.replicate.published import PublishedCache
 from bourdon.replicate.remotes import remote_names
 from bourdon.replicate.report import Received, SyncReport
 from bourdon.replicate.state import BRANCH, incoming_ref, synced_ref
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 
 ATTEMPTS: Final = 5
 TIMEOUT: Final = 120.0

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from bourdon.access.callers import Caller
 from bourdon.access.visibility import Scope
 from bourdon.serve.hints import READ_ONLY
-from bourdon.store.library import Provenance
+from bourdon.store.provenance import Provenance
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer

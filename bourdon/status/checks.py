@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from bourdon.errors import BourdonError
-from bourdon.formats import schema
+from bourdon.formats.reading import new_problems, read_manifest
 from bourdon.model import AGENTS_DIR, SUFFIX, Manifest
-from bourdon.store.gitrepo import run_git
+from bourdon.store.git.process import run_git
 
 if TYPE_CHECKING:
     from bourdon.store.library import Library
@@ -92,13 +92,13 @@ def _invalid(raw: bytes, what: str, agent_id: str, before: Mapping[str, Any] | N
     """Why a write would refuse to adopt this hand edit (``Library``): a broken top level, or
     a bad row the edit brings (a bad row already committed is only left out, never refused)."""
     try:
-        reading = schema.read_manifest(raw, what=what)
+        reading = read_manifest(raw, what=what)
         named = Manifest(reading.data).agent_id
     except BourdonError as exc:
         return exc.message
     if named != agent_id:
         return f"{what} holds agent {named!r}; rename the file"
-    brought = schema.new_problems(reading, before)
+    brought = new_problems(reading, before)
     return brought[0].message(what) if brought else None
 
 

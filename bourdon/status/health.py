@@ -41,8 +41,9 @@ if TYPE_CHECKING:
     from bourdon.readers import Broken
     from bourdon.readers.base import Reader, ReaderContext
     from bourdon.replicate.state import RemoteState
-    from bourdon.store.gitrepo import GitRepo
-    from bourdon.store.library import Library, StagedWrite
+    from bourdon.store.git.repo import GitRepo
+    from bourdon.store.library import Library
+    from bourdon.store.staging import StagedWrite
 
 READERS_TTL: Final = 5.0  # a reader's store can appear without any file of ours moving
 LEFTOVERS_TTL: Final = 5.0  # a lock deep in .git/refs or .git/objects moves no folder we stat

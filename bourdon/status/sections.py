@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from bourdon.federation.peers import Peer
     from bourdon.replicate.state import RemoteState
     from bourdon.status.health import Audience
-    from bourdon.store.library import StagedWrite
+    from bourdon.store.staging import StagedWrite
 
 STALE_STAGING_DAYS: Final = 7  # a staged write waiting longer than this is flagged stale
 STALE_STAGING_SECONDS: Final = STALE_STAGING_DAYS * 86_400

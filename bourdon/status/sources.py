@@ -18,17 +18,18 @@ from bourdon.access.trust import MemberRegistry
 from bourdon.digest import digest8
 from bourdon.errors import BourdonError
 from bourdon.federation.peers import PeerList
-from bourdon.formats import schema
+from bourdon.formats.reading import ReadProblem
 from bourdon.model import LOCAL_DIR, ROW_SECTIONS, row_visibility
 from bourdon.replicate.state import remote_states
-from bourdon.store.library import pid_alive
+from bourdon.store.recovery import pid_alive
 
 if TYPE_CHECKING:
     from bourdon.access.registryfile import Member
     from bourdon.federation.peers import Peer
     from bourdon.replicate.state import RemoteState
-    from bourdon.store.gitrepo import GitRepo
-    from bourdon.store.library import Library, StagedWrite
+    from bourdon.store.git.repo import GitRepo
+    from bourdon.store.library import Library
+    from bourdon.store.staging import StagedWrite
 
 STALE_LOCK_SECONDS: Final = 2.0  # as library.STALE_AFTER: a younger git lock may be in use
 LEVELS: Final = ("public", "team", "private")
@@ -37,10 +38,10 @@ LEVELS: Final = ("public", "team", "private")
 def raw_agent(
     data: Mapping[str, Any],
     manifest_digest: str | None,
-    skipped: Iterable[schema.ReadProblem] = (),
+    skipped: Iterable[ReadProblem] = (),
 ) -> dict[str, Any]:
     """One manifest's facts: type, versions, row counts by section and visibility (of the rows
-    served), and the rows left out (``schema.read_manifest``)."""
+    served), and the rows left out (``reading.read_manifest``)."""
     agent = data.get("agent")
     agent = agent if isinstance(agent, Mapping) else {}
     policy = data.get("visibility_policy")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from bourdon.model import LOCAL_DIR
 
 if TYPE_CHECKING:
-    from bourdon.store.gitrepo import GitRepo
+    from bourdon.store.git.repo import GitRepo
 
 
 def stamp(path: Path) -> tuple[int, int, int] | None:

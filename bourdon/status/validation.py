@@ -27,7 +27,8 @@ def validate(targets: Iterable[tuple[str, Read]], *, as_read: bool) -> list[dict
 
     ``as_read``: valid means bourdon reads and serves every row of it.
     """
-    from bourdon.formats.schema import load_manifest, read_manifest
+    from bourdon.formats.reading import read_manifest
+    from bourdon.formats.schema import load_manifest
 
     results: list[dict[str, Any]] = []
     for name, read in targets:

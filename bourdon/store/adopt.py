@@ -17,7 +17,8 @@ The reference (bourdon 0.32.2) keeps a library without git::
 Adoption replays each agent's states as commits: its ``versions/`` snapshots in stamp order,
 then the live manifest. The states of all agents are interleaved in one time order (each at
 the time of the write that produced it, when a provenance line says so), so ``git log`` reads
-as the story of the library. Nothing here writes: ``Library.init`` turns the plan into commits.
+as the story of the library. Nothing here writes: ``create.replay`` (run by ``Library.init``)
+turns the plan into commits.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any, Final
 
 from bourdon.digest import digest
 from bourdon.errors import BourdonError, SchemaError
-from bourdon.formats import schema, yamlio
+from bourdon.formats import reading, schema, yamlio
 from bourdon.model import AGENTS_DIR, LOCAL_DIR, ROW_SECTIONS, STAGING_DIR, SUFFIX
 
 VERSIONS: Final = "versions"
@@ -277,7 +278,7 @@ class _Checker:
     """
 
     def __init__(self) -> None:
-        self.rows: dict[str, list[schema.ReadProblem]] = {}  # section + row JSON -> problems
+        self.rows: dict[str, list[reading.ReadProblem]] = {}  # section + row JSON -> problems
         self.seen: dict[str, tuple[str | None, str | None]] = {}  # sha256 of the bytes -> answer
 
     def check(self, raw: bytes, hexdigest: str, what: str) -> tuple[str | None, str | None]:
@@ -322,17 +323,17 @@ _SKELETON: Final = {
 def _top_problems(data: dict[str, Any], what: str) -> list[str]:
     """Why bourdon would skip this manifest whole (what it reads, not what it writes)."""
     try:
-        reading = schema.read_data(data)
+        found = reading.read_data(data)
     except SchemaError as exc:
         return [f"{what}: {p}" for p in exc.problems]
     except BourdonError as exc:
         return [f"{what}: {exc.message}"]
-    return [p.message(what) for p in reading.problems]
+    return [p.message(what) for p in found.problems]
 
 
-def _row_problems(section: str, row: object) -> list[schema.ReadProblem]:
+def _row_problems(section: str, row: object) -> list[reading.ReadProblem]:
     """Why bourdon would leave this row out when serving it (the lenient reading)."""
-    return list(schema.read_data({**_SKELETON, section: [row]}).problems)
+    return list(reading.read_data({**_SKELETON, section: [row]}).problems)
 
 
 def _staged(root: Path) -> list[str]:

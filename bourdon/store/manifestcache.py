@@ -6,7 +6,7 @@ form as JSON takes a few milliseconds. Entries live in
 (computed here, so the key does not depend on git) and ``<rules>`` a fingerprint of the schema
 and the reader, so a change of the validation rules never trusts an entry made under the old
 ones. An entry holds the whole manifest and the problems of the rows it does not serve
-(``schema.read_manifest``); entries are written only for bytes whose top level is readable. The
+(``reading.read_manifest``); entries are written only for bytes whose top level is readable. The
 folder is local and git-ignored; delete it at any time.
 """
 
@@ -16,26 +16,25 @@ import contextlib
 import functools
 import hashlib
 import json
-import os
-import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Final
 
-from bourdon.formats import schema
+from bourdon.formats import reading
+from bourdon.store.durable import atomic_write
 
 # Manifests this process validated lately (a write, then the index reloading the same file).
-_RECENT: OrderedDict[str, schema.Reading] = OrderedDict()
+_RECENT: OrderedDict[str, reading.Reading] = OrderedDict()
 _RECENT_SIZE: Final = 64
 
 
 def remember_parsed(
-    key: str, data: dict[str, Any], problems: tuple[schema.ReadProblem, ...] = ()
+    key: str, data: dict[str, Any], problems: tuple[reading.ReadProblem, ...] = ()
 ) -> None:
     """Keep a manifest this process just validated, for the next reader of the same bytes.
 
-    A write passes the problems of the rows it kept unserved (see ``schema.read_data``)."""
-    _RECENT[key] = schema.Reading(data, problems)
+    A write passes the problems of the rows it kept unserved (see ``reading.read_data``)."""
+    _RECENT[key] = reading.Reading(data, problems)
     _RECENT.move_to_end(key)
     while len(_RECENT) > _RECENT_SIZE:
         _RECENT.popitem(last=False)
@@ -54,8 +53,8 @@ def rules_fingerprint() -> str:
 
     basis = (
         schema_path().read_bytes()
-        + repr((yamlio.MAX_BYTES, yamlio.MAX_DEPTH, yamlio.MAX_STRING, schema.__doc__)).encode()
-        + json.dumps(schema.read_schema(), sort_keys=True).encode()
+        + repr((yamlio.MAX_BYTES, yamlio.MAX_DEPTH, yamlio.MAX_STRING, reading.__doc__)).encode()
+        + json.dumps(reading.read_schema(), sort_keys=True).encode()
     )
     return hashlib.sha256(basis).hexdigest()[:12]
 
@@ -71,29 +70,27 @@ class ManifestCache:
         level is broken. Rows that do not validate are in it (see ``read``)."""
         return self.read(raw, what=what, key=key).data
 
-    def read(self, raw: bytes, *, what: str, key: str | None = None) -> schema.Reading:
+    def read(self, raw: bytes, *, what: str, key: str | None = None) -> reading.Reading:
         """The manifest in ``raw`` with the problems of the rows it does not serve."""
         key = key or content_id(raw)
         found = _RECENT.get(key) or self.get(key)
         if found is None:
-            found = schema.read_manifest(raw, what=what)
+            found = reading.read_manifest(raw, what=what)
             self.put(key, found)
         return found
 
-    def get(self, key: str) -> schema.Reading | None:
+    def get(self, key: str) -> reading.Reading | None:
         try:
             with open(self.folder / f"{key}.json", encoding="utf-8") as handle:
                 entry = json.load(handle)
-            return schema.Reading(
-                entry["manifest"], tuple(schema.ReadProblem.from_json(p) for p in entry["skipped"])
+            return reading.Reading(
+                entry["manifest"], tuple(reading.ReadProblem.from_json(p) for p in entry["skipped"])
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None  # not there, or not an entry of ours: read the bytes again
 
-    def put(self, key: str, reading: schema.Reading) -> None:
-        entry = {"manifest": reading.data, "skipped": [p.to_json() for p in reading.problems]}
+    def put(self, key: str, found: reading.Reading) -> None:
+        entry = {"manifest": found.data, "skipped": [p.to_json() for p in found.problems]}
+        text = json.dumps(entry, ensure_ascii=False)
         with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
-            self.folder.mkdir(parents=True, exist_ok=True)
-            tmp = self.folder / f".{key}.{os.getpid()}.{threading.get_ident()}.tmp"
-            tmp.write_text(json.dumps(entry, ensure_ascii=False), encoding="utf-8")
-            os.replace(tmp, self.folder / f"{key}.json")
+            atomic_write(self.folder / f"{key}.json", text.encode("utf-8"), sync=False)

@@ -11,7 +11,8 @@ from typing import Any
 
 from bourdon.formats.resources import sample_library_path
 from bourdon.model import SUFFIX
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 
 
 def make_library(root: Path, *, sample: bool = True) -> Library:

@@ -7,7 +7,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from bourdon.store.gitrepo import run_git
+from bourdon.store.git.process import run_git
 
 
 def bare_repository(path: Path) -> Path:
@@ -49,7 +49,7 @@ def git_daemon(base: Path, port: int) -> Iterator[str]:
     Yields the URL prefix (``git://127.0.0.1:<port>/``); a network remote as real as a
     forge's, on loopback.
     """
-    from bourdon.store.gitrepo import git_env
+    from bourdon.store.git.process import git_env
     from bourdon.testing.serving import stop_process, wait_for_port
 
     proc = subprocess.Popen(

@@ -30,7 +30,8 @@ from mcp import Client
 from bourdon.federation.client import MAX_ANSWER_BYTES, Federation, answer_payload
 from bourdon.federation.peers import Peer
 from bourdon.formats import yamlio
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 from bourdon.testing import manifest
 from bourdon.testing.serving import child_env
 from tests.interop.harness import Reference, call, http_client, serve_ours

@@ -9,7 +9,9 @@ from bourdon.digest import digest8
 from bourdon.errors import ConflictError, InputError
 from bourdon.model import ENTITIES, NOTES, SESSIONS, WORKSTREAMS
 from bourdon.serve.writes.counts import visible_counts
-from bourdon.store.library import Library, Provenance, WriteResult
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
+from bourdon.store.writes import WriteResult
 
 
 def build_change(

@@ -13,7 +13,8 @@ from typing import Any, Final
 from bourdon.access.visibility import filter_manifest
 from bourdon.merge.twoway import compare
 from bourdon.model import ENTITIES, NOTES, ROW_SECTIONS, SESSIONS, WORKSTREAMS, Visibility
-from bourdon.store.library import Library, WriteResult
+from bourdon.store.library import Library
+from bourdon.store.writes import WriteResult
 
 # The reference names its per-section counts by these short names: entities_added, total_notes.
 SHORT: Final = {

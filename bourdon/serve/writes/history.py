@@ -13,7 +13,8 @@ from bourdon.merge.twoway import RowChanges
 from bourdon.model import Visibility
 from bourdon.query.paging import clamp_limit
 from bourdon.serve.writes.counts import SHORT, hidden
-from bourdon.store.library import Library, Version
+from bourdon.store.history import Version
+from bourdon.store.library import Library
 
 DEFAULT_VERSIONS: Final = 20
 MAX_VERSIONS: Final = 100

@@ -8,7 +8,8 @@ from typing import Any
 from bourdon.errors import ConflictError
 from bourdon.serve.writes.commit import stale
 from bourdon.serve.writes.counts import visible_counts
-from bourdon.store.library import Library, Provenance
+from bourdon.store.library import Library
+from bourdon.store.provenance import Provenance
 
 
 def wants_preview(dry_run: bool, confirm: bool | None, expected_digest: str | None) -> bool:

@@ -1,0 +1,157 @@
+"""A caller's change: checked (its shape, its agent id, its agent type), then turned into the
+new manifest by what each kind of write computes from the current one.
+
+The write protocol (``writes``) calls a ``Compute`` under the library lock with the manifest
+at HEAD (``None`` when the agent is new) and commits what it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from bourdon.digest import RowCache, digest
+from bourdon.errors import InputError
+from bourdon.merge.threeway import merge3
+from bourdon.merge.twoway import MergeStats, RowChanges, compare, merge, regenerate
+from bourdon.model import AGENT_TYPES, ROW_SECTIONS
+
+# A write the reference staged carries its review notes under this key (``staging:``).
+REFERENCE_STAGING_NOTES: Final = "staging"
+# The new manifest and what changed, from the current one (``None``: the agent is new).
+Compute = Callable[[dict[str, Any] | None], tuple[dict[str, Any], MergeStats]]
+
+
+def check(agent_id: str, change: Mapping[str, Any]) -> None:
+    """A change is a mapping in the manifest's shape naming no other agent than ``agent_id``."""
+    if not isinstance(change, Mapping):
+        raise InputError("a change must be a mapping in the manifest's shape")
+    agent = change.get("agent")
+    if agent is not None and not isinstance(agent, Mapping):
+        raise InputError("'agent' must be a mapping with id and type")
+    named = agent.get("id") if isinstance(agent, Mapping) else None
+    if named is not None and named != agent_id:
+        raise InputError(
+            f"the change names agent {named!r} but is being committed to {agent_id!r}; "
+            "commit it to its own agent or remove agent.id"
+        )
+
+
+def given_type(change: Mapping[str, Any]) -> bool:
+    agent = change.get("agent")
+    return isinstance(agent, Mapping) and bool(agent.get("type"))
+
+
+def require_type(agent_id: str, change: Mapping[str, Any]) -> None:
+    """A change that creates an agent must say what type of agent it is."""
+    if not given_type(change):
+        raise InputError(
+            f"{agent_id!r} is a new agent: give agent.type, one of {', '.join(AGENT_TYPES)}"
+        )
+
+
+def with_id(change: Mapping[str, Any], agent_id: str) -> dict[str, Any]:
+    """``change`` with ``agent.id`` set to ``agent_id``."""
+    agent = change.get("agent")
+    return {**change, "agent": {**(agent if isinstance(agent, Mapping) else {}), "id": agent_id}}
+
+
+# -- what each write computes from the current manifest (``None``: the agent is new) -------
+
+
+def merging(agent_id: str, change: Mapping[str, Any], mode: str, source: dict[str, str]) -> Compute:
+    """``Library.commit``: merge (or replace) the change into the live manifest."""
+
+    def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
+        if current is None:
+            require_type(agent_id, change)
+        return merge(current, with_id(change, agent_id), mode=mode, source=source)
+
+    return compute
+
+
+def regenerating(agent_id: str, fresh: Mapping[str, Any], source: dict[str, str]) -> Compute:
+    """``Library.regenerate``: a reader's own rows replaced by its fresh view, others kept."""
+
+    def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
+        if current is None:
+            require_type(agent_id, fresh)
+        return regenerate(current, with_id(fresh, agent_id), source)
+
+    return compute
+
+
+def importing(data: dict[str, Any], source: dict[str, str]) -> Compute:
+    """``Library.import_manifest``: the whole manifest replaces the live one."""
+
+    def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
+        return merge(current, data, mode="replace", source=source)
+
+    return compute
+
+
+def promoting(staged: dict[str, Any]) -> Compute:
+    """``Library.promote``: a staged write's rows merged in, keeping the ``source`` it has."""
+    # A write the reference staged carries its review notes (taint) under 'staging:'; like
+    # the reference, promotion leaves them out of the live manifest.
+    staged = {k: v for k, v in staged.items() if k != REFERENCE_STAGING_NOTES}
+
+    def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
+        return merge(current, staged, mode="merge")
+
+    return compute
+
+
+def restoring(restored: dict[str, Any]) -> Compute:
+    """``Library.rollback``: an earlier version, as it was."""
+
+    def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
+        return restored, stats_of(compare(current, restored))
+
+    return compute
+
+
+def integrating(
+    base: Mapping[str, Any] | None,
+    theirs: Mapping[str, Any],
+    extra: dict[str, str],
+    row_json: RowCache,
+) -> Compute:
+    """``Library.integrate``: three-way merge with a remote's version; names both digests in
+    ``extra`` (the commit's trailers)."""
+    extra["Theirs-Digest"] = digest(theirs, row_json)
+
+    def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
+        if current is None:
+            return dict(theirs), stats_of(compare(None, theirs))
+        extra["Ours-Digest"] = digest(current, row_json)
+        merged = merge3(base, current, theirs)
+        return merged, stats_of(compare(current, merged))
+
+    return compute
+
+
+def staging(
+    agent_id: str, change: Mapping[str, Any], live_type: str | None, source: dict[str, str]
+) -> Compute:
+    """``Library.stage``: merged into the staged file; a new one takes the live agent's type."""
+
+    def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
+        proposed = with_id(change, agent_id)
+        if current is None and live_type and not given_type(change):
+            proposed["agent"] = {**proposed["agent"], "type": live_type}
+        elif current is None:
+            require_type(agent_id, change)
+        return merge(current, proposed, source=source)
+
+    return compute
+
+
+def stats_of(changes: RowChanges) -> MergeStats:
+    """A comparison's rows added, changed and removed, counted as a merge counts them."""
+    stats = MergeStats()
+    for section in ROW_SECTIONS:
+        stats.added[section] = len(changes.added[section])
+        stats.updated[section] = len(changes.changed[section])
+        stats.removed[section] = len(changes.removed[section])
+    return stats

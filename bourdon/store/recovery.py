@@ -1,0 +1,142 @@
+"""Crash recovery: bringing a library back to a clean state after a writer was killed.
+
+A write records its intent (the paths it is about to change, ``.bourdon/intent.json``) before it
+touches a file and clears it once its commit exists. Opening the library, or taking its lock,
+after a crash reconciles: stale git locks and temp files of dead writers go, and a file whose
+write was never committed is moved to ``.bourdon/recovered/`` and restored from HEAD, so nothing
+is lost and the working files equal HEAD again. Runs under the library lock (``writelock``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final
+
+from bourdon.store.durable import atomic_write, move
+from bourdon.store.git.repo import GitRepo
+from bourdon.store.layout import AGENTS, INTENT, LOCAL, STAGING
+from bourdon.store.manifests import Manifests
+
+STALE_AFTER: Final = 2.0
+
+
+class Recovery:
+    """What a crash may have left in one library, and how to clear it."""
+
+    def __init__(self, root: Path, repo: GitRepo, manifests: Manifests) -> None:
+        self.root = root
+        self.repo = repo
+        self.manifests = manifests
+
+    def needed(self) -> bool:
+        if (self.root / INTENT).exists():
+            return True
+        return any(True for _ in self.repo.stale_locks()) or any(
+            True for _ in self._leftover_temp_files()
+        )
+
+    def run(self) -> list[str]:
+        """Clear what a crash left (the caller holds the library lock); return what was done."""
+        done: list[str] = []
+        for stale in self._stale_git_locks(wait=True):
+            with contextlib.suppress(FileNotFoundError):
+                stale.unlink()
+                done.append(f"removed stale {stale.relative_to(self.root)}")
+        for tmp in self._leftover_temp_files():
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+                done.append(f"removed temp file {tmp.relative_to(self.root)}")
+        intent = self.root / INTENT
+        if intent.exists():
+            try:
+                paths = json.loads(intent.read_text(encoding="utf-8"))["paths"]
+            except (ValueError, KeyError, TypeError):
+                paths = []
+            head = self.repo.head()
+            for path in paths:
+                done += self._restore(path, head)
+            intent.unlink()
+            self.repo.sync_index()
+        return done
+
+    def _stale_git_locks(self, wait: bool) -> list[Path]:
+        """git lock files left by a killed process.
+
+        Only bourdon's own git commands run under the library lock, so a person's ``git
+        status`` may hold ``index.lock`` for a moment: a lock younger than STALE_AFTER seconds
+        is given that long to go away before it counts as stale.
+        """
+        locks = list(self.repo.stale_locks())
+        if locks and wait:
+            youngest = max(_age(p) for p in locks)
+            if youngest < STALE_AFTER:
+                time.sleep(STALE_AFTER - youngest)
+            locks = [p for p in locks if p.exists()]
+        return locks
+
+    def _leftover_temp_files(self) -> Iterator[Path]:
+        """Temp files of writes that never finished: their writer is no longer running."""
+        for pattern in (
+            f"{AGENTS}/.*.tmp",
+            f"{STAGING}/**/.*.tmp",
+            f"{LOCAL}/.*.tmp",
+            f"{LOCAL}/cache/**/.*.tmp",
+            f"{LOCAL}/history/.*.tmp",
+        ):
+            for tmp in self.root.glob(pattern):
+                if not pid_alive(_temp_pid(tmp.name)):
+                    yield tmp
+
+    def _restore(self, path: str, head: str | None) -> list[str]:
+        if "/" not in path or path.startswith(("/", ".")) or ".." in path.split("/"):
+            return []
+        target = self.root / path
+        committed = self.manifests.blob(path, head) if head else None
+        on_disk = target.read_bytes() if target.exists() else None
+        want = committed[1] if committed else None
+        if on_disk == want:
+            return []
+        if on_disk is not None:
+            aside = (
+                self.root / LOCAL / "recovered" / f"{int(time.time())}-{path.replace('/', '--')}"
+            )
+            move(target, aside)
+        if want is not None:
+            atomic_write(target, want)
+        return [f"restored {path} from HEAD (the uncommitted file is in {LOCAL}/recovered/)"]
+
+
+def pid_alive(pid: object) -> bool:
+    """Is a process with this id running (ours included)? Anything but a positive int: no."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _age(path: Path) -> float:
+    try:
+        return time.time() - path.stat().st_mtime
+    except OSError:
+        return STALE_AFTER
+
+
+def _temp_pid(name: str) -> int | None:
+    """The writer's process id in a temp name ``.<target>.<pid>.<thread>.tmp``."""
+    parts = name.split(".")
+    try:
+        return int(parts[-3])
+    except (IndexError, ValueError):
+        return None

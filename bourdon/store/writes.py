@@ -1,0 +1,288 @@
+"""The write protocol, the one way anything is written into a library.
+
+Take the library lock (cross-process) -> read the current manifest at HEAD -> check
+``expected_digest`` -> compute the new manifest -> answer ``no_op`` if its digest is unchanged
+-> validate -> record the intent -> write the file atomically -> commit with provenance
+trailers (the branch moves by compare-and-swap) -> clear the intent. A write is acknowledged
+only once its commit exists; a crash anywhere in between is undone by ``recovery``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bourdon.digest import digest, parse_digest
+from bourdon.errors import ConflictError, LibraryError, ManifestError, SchemaError
+from bourdon.formats import reading, schema, yamlio
+from bourdon.merge.twoway import MergeStats
+from bourdon.model import ROW_SECTIONS
+from bourdon.store.changes import Compute
+from bourdon.store.durable import atomic_write
+from bourdon.store.git.repo import GitRepo
+from bourdon.store.layout import INTENT
+from bourdon.store.manifestcache import content_id, remember_parsed
+from bourdon.store.manifests import Manifests
+from bourdon.store.provenance import Provenance, identity, message
+from bourdon.store.writelock import WriteLock
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a write did. ``version`` is the new commit, ``None`` for a no-op."""
+
+    agent_id: str
+    op: str
+    path: str
+    digest: str
+    previous_digest: str | None
+    version: str | None
+    last_updated: str | None
+    stats: MergeStats
+    totals: dict[str, int] = field(default_factory=dict)
+    created: bool = False
+    staged: bool = False
+    previous_version: str | None = None  # HEAD before the write: the state to undo back to
+
+    @property
+    def no_op(self) -> bool:
+        return self.version is None
+
+
+class Writer:
+    """Runs the write protocol for one library."""
+
+    def __init__(self, root: Path, repo: GitRepo, manifests: Manifests, lock: WriteLock) -> None:
+        self.root = root
+        self.repo = repo
+        self.manifests = manifests
+        self.lock = lock
+        self.row_text: yamlio.RowCache = {}  # YAML of rows, so a dump costs what changed
+        # git's own index only serves people who run 'git status' in the library. Refreshing
+        # it costs a git process, so it happens once when the library is closed or collected
+        # (or the process exits), not after every write.
+        self.index_stale = False
+
+    def write(
+        self,
+        path: str,
+        agent_id: str,
+        op: str,
+        who: Provenance,
+        compute: Compute,
+        expected_digest: str | None,
+        *,
+        raw: bytes | None = None,
+        also: Mapping[str, bytes | None] | None = None,
+        extra: Mapping[str, str] | None = None,
+        force: bool = False,
+        merged: str | None = None,
+        vetted: Mapping[str, Any] | None = None,
+    ) -> WriteResult:
+        """Write the manifest at ``path`` as ``compute`` makes it from the current one.
+
+        ``raw``: the exact bytes to write (a rollback); ``also``: more paths changed in the same
+        commit; ``force``: commit even when the digest is unchanged; ``merged``: a second
+        parent; ``vetted``: a manifest from elsewhere whose rows already passed (a sync).
+        """
+        expected = parse_digest(expected_digest, "expected_digest") if expected_digest else None
+        manifests = self.manifests
+        with self.lock.held():
+            head = self.repo.head()
+            self._adopt_hand_edit(path, head, who)
+            head = self.repo.head()
+            found = manifests.at(path, head)
+            current = found[1] if found else None
+            before = manifests.digest_of(found[0]) if found else None
+            if expected is not None and (
+                before is None or not before.removeprefix("sha256:").startswith(expected)
+            ):
+                raise ConflictError(
+                    f"{agent_id!r} changed since you read it: expected_digest {expected_digest} "
+                    f"is stale; the current digest is {before}. Re-read and retry",
+                    current_digest=before,
+                )
+            data, stats = compute(current)
+            if len(self.row_text) > 200_000:
+                self.row_text.clear()
+                manifests.row_json.clear()
+            after = digest(data, manifests.row_json)
+            if current is not None and after == before and not force:
+                last = current.get("last_updated")
+                return WriteResult(
+                    agent_id, op, path, after, before, None, last, stats, totals(current)
+                )
+            unchanged = (
+                manifests.blob(path, head) if current is not None and after == before else None
+            )
+            if raw is None and unchanged is not None and current is not None:
+                # A forced write that changes nothing (a promote of rows already live) keeps
+                # the file's bytes: it must not make a new version of the agent.
+                raw, data = unchanged[1], current
+            if raw is None:
+                data = {**data, "last_updated": now()}
+                schema.validate(data, trusted=current, also=vetted)
+                raw = yamlio.dump(data, cache=self.row_text)
+            # Rows kept unserved on disk stay in what is written (and a manifest from elsewhere,
+            # ``vetted``, may hold some): then the index must read the bytes again.
+            blob = self.repo.blob_id(raw)
+            unserved = (
+                vetted is not None
+                or (found is not None and found[0] in manifests.unserved)
+                or blob in manifests.unserved
+            )
+            changes = {path: raw, **(also or {})}
+            text = message(op, agent_id, summary(op, agent_id, stats), who, after, extra)
+            self.intent(changes, head)
+            for name, content in changes.items():
+                if content is None:
+                    with contextlib.suppress(FileNotFoundError):
+                        (self.root / name).unlink()
+                else:
+                    atomic_write(self.root / name, content)
+            commit = self.commit(changes, text, head, who, merged)
+            manifests.remember(blob, data, after)
+            if unserved:
+                manifests.unserved.add(blob)
+            else:
+                # The server's index reloads this file next: hand it the parsed form in memory,
+                # so it does not parse and validate again what was just validated.
+                remember_parsed(content_id(raw), data)
+            return WriteResult(
+                agent_id,
+                op,
+                path,
+                after,
+                before,
+                commit,
+                data.get("last_updated"),
+                stats,
+                totals(data),
+                created=current is None,
+                previous_version=head,
+            )
+
+    def commit(
+        self,
+        changes: Mapping[str, bytes | None],
+        text: str,
+        head: str | None,
+        who: Provenance,
+        merged: str | None = None,
+    ) -> str:
+        """Commit files already written (their intent recorded); clear the intent."""
+        commit = self.repo.commit_files(
+            changes,
+            text,
+            parent=head,
+            author=identity(who.caller),
+            committer=identity("bourdon"),
+            merged=merged,
+        )
+        (self.root / INTENT).unlink()
+        self.index_stale = True
+        return commit
+
+    def delete(
+        self,
+        path: str,
+        agent_id: str,
+        op: str,
+        subject: str,
+        who: Provenance,
+        extra: Mapping[str, str] | None = None,
+    ) -> str:
+        """Delete one file in a commit of its own (under the lock, its intent recorded)."""
+        with self.lock.held():
+            head = self.repo.head()
+            text = message(op, agent_id, subject, who, None, extra)
+            self.intent({path: None}, head)
+            with contextlib.suppress(FileNotFoundError):
+                (self.root / path).unlink()
+            return self.commit({path: None}, text, head, who)
+
+    def publish(
+        self,
+        changes: Mapping[str, bytes | None],
+        parent: str | None,
+        subject: str,
+        machine: str,
+        merged: str | None,
+    ) -> str:
+        """Write a commit of published manifests on no branch (``Library.write_published``)."""
+        who = Provenance(caller=f"sync:{machine}", machine=machine)
+        text = message("publish", "library", subject, who, None, {"Machine": machine})
+        commit, _ = self.repo.write_commit(
+            changes,
+            text,
+            parent=parent,
+            author=identity(who.caller),
+            committer=identity("bourdon"),
+            merged=merged,
+        )
+        return commit
+
+    def intent(self, changes: Mapping[str, bytes | None], head: str | None) -> None:
+        """Record the paths a write is about to change, for recovery should it never commit."""
+        record = json.dumps({"paths": sorted(changes), "head": head, "pid": os.getpid()})
+        atomic_write(self.root / INTENT, record.encode("utf-8"))
+
+    def refresh_index(self) -> None:
+        """Bring git's index in line with HEAD once, when writes have left it behind."""
+        if self.index_stale:
+            self.index_stale = False
+            with contextlib.suppress(Exception):  # only 'git status' would notice
+                self.repo.sync_index()
+
+    def _adopt_hand_edit(self, path: str, head: str | None, who: Provenance) -> None:
+        """Commit a manifest someone edited by hand before writing over it, so it is not lost."""
+        target = self.root / path
+        if head is None or not target.exists():
+            return
+        on_disk = target.read_bytes()
+        blob = self.repo.blob_id(on_disk)
+        if self.repo.object_id(head, path) == blob:
+            return
+        try:
+            data = self.manifests.parse(blob, on_disk, path)
+            committed = self.manifests.at(path, head)
+            brought = reading.new_problems(
+                self.manifests.disk_cache.read(on_disk, what=path),
+                committed[1] if committed else None,
+            )
+            if brought:
+                raise SchemaError(brought[0].message(path))
+        except ManifestError as exc:
+            raise LibraryError(
+                f"{path} was edited by hand and does not validate ({exc.message}); fix it, or "
+                f"run 'git -C {self.root} checkout -- {path}' to drop the edit"
+            ) from None
+        adopter = Provenance(caller="filesystem", machine=who.machine)
+        subject = f"adopt hand edit of {path}"
+        text = message("adopt", data["agent"]["id"], subject, adopter, digest(data))
+        self.intent({path: on_disk}, head)
+        self.commit({path: on_disk}, text, head, adopter)
+
+
+def totals(data: Mapping[str, Any]) -> dict[str, int]:
+    """Rows per section of a manifest, and their ``total``."""
+    counts = {s: len(data.get(s) or []) for s in ROW_SECTIONS}
+    return {**counts, "total": sum(counts.values())}
+
+
+def summary(op: str, agent_id: str, stats: MergeStats) -> str:
+    """A write's commit subject: ``commit alpha: +2 ~1 -0 rows``."""
+    return (
+        f"{op} {agent_id}: +{stats.total_added} ~{stats.total_updated} -{stats.total_removed} rows"
+    )
+
+
+def now() -> str:
+    """The ``last_updated`` of a write: UTC, to the second."""
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
