@@ -79,3 +79,9 @@ def parse_digest(value: object, what: str = "digest") -> str:
         f"{what} {value!r} is not a digest; pass 'sha256:<64 hex>' or at least its first 8 hex "
         "characters"
     )
+
+
+def is_current(current: str | None, expected: str) -> bool:
+    """Whether ``current`` (a full digest, or ``None`` for no manifest) is the one ``expected``
+    names: ``expected`` is bare hex from ``parse_digest``, a full digest or a prefix of one."""
+    return current is not None and current.removeprefix(PREFIX).startswith(expected)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from bourdon.cli import output
 from bourdon.cli.shared import open_library, report_write, unified_diff
-from bourdon.digest import digest, digest8, parse_digest
+from bourdon.digest import digest, digest8, is_current, parse_digest
 from bourdon.errors import ConflictError
 
 if TYPE_CHECKING:
@@ -160,9 +160,8 @@ def cmd_rollback(args: argparse.Namespace) -> int:
     if args.dry_run:
         changes = library.diff(args.agent, library.head() or "", args.version)
         current = library.current_digest(args.agent)
-        if args.expected_digest and not (current or "").removeprefix("sha256:").startswith(
-            parse_digest(args.expected_digest, "--expected-digest")
-        ):
+        expected = args.expected_digest
+        if expected and not is_current(current, parse_digest(expected, "--expected-digest")):
             raise ConflictError(
                 f"{args.agent!r} changed: --expected-digest {args.expected_digest} is stale; "
                 f"the current digest is {current}",

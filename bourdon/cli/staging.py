@@ -9,11 +9,10 @@ from typing import TYPE_CHECKING, Any
 from bourdon.cli import output
 from bourdon.cli.shared import open_library, report_write
 from bourdon.digest import digest8
-from bourdon.errors import InputError, NotFoundError
 from bourdon.formats import yamlio
 
 if TYPE_CHECKING:
-    from bourdon.store.library import Library
+    pass
 
 
 def register(sub: Any) -> None:
@@ -58,26 +57,15 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _caller(library: Library, agent: str, caller: str | None) -> str:
-    callers = [s.caller for s in library.staged() if s.agent_id == agent]
-    if caller:
-        if caller not in callers:
-            raise NotFoundError(
-                f"{caller!r} has no staged write for {agent!r}; see 'bourdon staging list'"
-            )
-        return caller
-    if not callers:
-        raise NotFoundError(f"nothing is staged for {agent!r}; see 'bourdon staging list'")
-    if len(callers) > 1:
-        raise InputError(
-            f"several callers staged {agent!r} ({', '.join(callers)}); pick one with --from"
-        )
-    return callers[0]
+def _staged_caller(library: Any, args: argparse.Namespace) -> str:
+    from bourdon.store.staging import staged_caller  # on use: `bourdon --help` stays light
+
+    return staged_caller(library.staged(), args.agent, args.caller)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     library = open_library(args)
-    caller = _caller(library, args.agent, args.caller)
+    caller = _staged_caller(library, args)
     staged = library.read_staged(caller, args.agent)
     if args.json:
         output.print_json({"agent_id": args.agent, "caller": caller, "manifest": staged.data})
@@ -88,14 +76,14 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_promote(args: argparse.Namespace) -> int:
     library = open_library(args)
-    result = library.promote(_caller(library, args.agent, args.caller), args.agent)
+    result = library.promote(_staged_caller(library, args), args.agent)
     report_write(result, args.json)
     return 0
 
 
 def cmd_reject(args: argparse.Namespace) -> int:
     library = open_library(args)
-    caller = _caller(library, args.agent, args.caller)
+    caller = _staged_caller(library, args)
     version = library.reject(caller, args.agent)
     if args.json:
         output.print_json(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bourdon.digest import digest
+from bourdon.errors import InputError, NotFoundError
 from bourdon.model import ROW_SECTIONS, SUFFIX
 from bourdon.store.history import iso
 from bourdon.store.layout import STAGING
@@ -54,3 +55,22 @@ def list_staged(manifests: Manifests) -> list[StagedWrite]:
             )
         )
     return sorted(out, key=lambda s: (s.staged_at or "", s.path))
+
+
+def staged_caller(staged: list[StagedWrite], agent_id: str, caller: str | None) -> str:
+    """Whose staged write of ``agent_id`` is meant: ``caller`` if it staged one, else the only
+    caller that did; several callers, or none, is the user's to resolve."""
+    callers = [s.caller for s in staged if s.agent_id == agent_id]
+    if caller:
+        if caller not in callers:
+            raise NotFoundError(
+                f"{caller!r} has no staged write for {agent_id!r}; see 'bourdon staging list'"
+            )
+        return caller
+    if not callers:
+        raise NotFoundError(f"nothing is staged for {agent_id!r}; see 'bourdon staging list'")
+    if len(callers) > 1:
+        raise InputError(
+            f"several callers staged {agent_id!r} ({', '.join(callers)}); pick one with --from"
+        )
+    return callers[0]

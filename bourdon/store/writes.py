@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bourdon.digest import digest, parse_digest
+from bourdon.digest import digest, is_current, parse_digest
 from bourdon.errors import ConflictError, LibraryError, ManifestError, SchemaError
 from bourdon.formats import reading, schema, yamlio
 from bourdon.merge.twoway import MergeStats
@@ -100,9 +100,7 @@ class Writer:
             found = manifests.at(path, head)
             current = found[1] if found else None
             before = manifests.digest_of(found[0]) if found else None
-            if expected is not None and (
-                before is None or not before.removeprefix("sha256:").startswith(expected)
-            ):
+            if expected is not None and not is_current(before, expected):
                 raise ConflictError(
                     f"{agent_id!r} changed since you read it: expected_digest {expected_digest} "
                     f"is stale; the current digest is {before}. Re-read and retry",
