@@ -45,20 +45,8 @@ def find_entity(
     query = require_text(name, "name", "bourdon")
     access = resolve(access_level, include_private, scope=scope)
     groups = group_matches(index.match(query, visible=access.allows), access)
-    shown = groups[:MAX_MATCHES]
-    return {
-        "name": query,
-        "access_level": access_level,
-        "include_private": include_private,
-        "matches": shown,
-        "meta": meta(
-            index,
-            access,
-            limit=MAX_MATCHES,
-            total_matches=len(groups),
-            truncated=len(groups) > len(shown),
-        ),
-    }
+    asked = {"name": query, "access_level": access_level, "include_private": include_private}
+    return _matches_answer(index, access, groups, asked)
 
 
 def query_agent_memory(
@@ -76,21 +64,25 @@ def query_agent_memory(
     query = require_text(topic, "topic", "ledgerline")
     mine = (m for m in index.match(query, visible=access.allows) if m.row.agent == agent_id)
     groups = group_matches(mine, access)
-    shown = groups[:MAX_MATCHES]
-    return {
+    asked = {
         "agent": agent_id,
         "topic": query,
         "access_level": access_level,
         "include_private": include_private,
-        "matches": shown,
-        "meta": meta(
-            index,
-            access,
-            limit=MAX_MATCHES,
-            total_matches=len(groups),
-            truncated=len(groups) > len(shown),
-        ),
     }
+    return _matches_answer(index, access, groups, asked)
+
+
+def _matches_answer(
+    index: Index, access: Access, groups: list[dict[str, Any]], asked: dict[str, Any]
+) -> dict[str, Any]:
+    """What was asked, the first ``MAX_MATCHES`` groups, and a ``meta`` that counts them all."""
+    shown = groups[:MAX_MATCHES]
+    total = len(groups)
+    counted = meta(
+        index, access, limit=MAX_MATCHES, total_matches=total, truncated=total > len(shown)
+    )
+    return {**asked, "matches": shown, "meta": counted}
 
 
 # -- sessions ----------------------------------------------------------------------------
