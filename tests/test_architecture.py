@@ -57,16 +57,9 @@ def lint() -> LintResult:
     return lint_imports()
 
 
-def test_lint_imports_passes_with_codex_independent_of_claude_code(lint: LintResult) -> None:
-    """Every contract is kept. Red until the readers split lands: bourdon.readers.codex imports
-    bourdon.readers.claude_code and breaks readers-independent."""
+def test_lint_imports_keeps_every_contract(lint: LintResult) -> None:
     assert lint.returncode == 0, lint.output
     assert all(lint.kept.values()), lint.output
-
-
-def test_lint_imports_breaks_no_contract_but_readers_independent(lint: LintResult) -> None:
-    """Holds before and after the readers split: nothing else may break meanwhile."""
-    assert set(lint.broken()) <= {contract("readers-independent")["name"]}, lint.output
 
 
 def test_lint_imports_checks_every_contract_of_pyproject(lint: LintResult) -> None:
