@@ -49,6 +49,16 @@ class ReaderContext:
     tz: tzinfo | None = None  # None: the machine's local time zone
     machine: str = ""
     store: Path | None = None  # an explicit store location overrides the default ones
+    # The visibility given to verbatim prompt text (session rows with key actions) and to
+    # notes from instruction and memory files: "team" (the default) or "private". Rows the
+    # private-path rule makes private stay private either way.
+    prompt_visibility: str = "team"
+
+    def shared(self, private: bool, *, prompts: bool = True) -> str:
+        """The visibility of a prompt or instruction row: private, else the setting."""
+        if private:
+            return "private"
+        return "private" if prompts and self.prompt_visibility != "team" else "team"
 
 
 @dataclass

@@ -10,10 +10,12 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bourdon.errors import InputError
 from bourdon.federation.client import Federation
 from bourdon.federation.peers import Peer, PeerList
 
 SHARED_TOKEN_ENV = "BOURDON_PEER_TOKEN"
+PROMPT_VISIBILITY_ENV = "BOURDON_PROMPT_VISIBILITY"
 
 if TYPE_CHECKING:
     from bourdon.readers.base import ReaderContext
@@ -69,4 +71,24 @@ def reader_context(store: Path | None = None) -> ReaderContext:
     from bourdon.readers.base import ReaderContext
 
     env = dict(os.environ)
-    return ReaderContext(home=Path.home(), env=env, machine=machine_name(), store=store)
+    return ReaderContext(
+        home=Path.home(),
+        env=env,
+        machine=machine_name(),
+        store=store,
+        prompt_visibility=prompt_visibility(),
+    )
+
+
+def prompt_visibility() -> str:
+    """``$BOURDON_PROMPT_VISIBILITY``: the visibility readers give verbatim prompt text and
+    instruction-file notes, ``team`` (the default: local agents see each other's sessions) or
+    ``private`` (they never leave this machine)."""
+    value = (os.environ.get(PROMPT_VISIBILITY_ENV) or "team").strip().lower()
+    if value not in ("team", "private"):
+        raise InputError(
+            f"{PROMPT_VISIBILITY_ENV}={value!r} is not 'team' or 'private'; "
+            "'team' (the default) shares prompts with members and remotes; 'private' keeps "
+            "them home"
+        )
+    return value

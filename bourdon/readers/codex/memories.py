@@ -86,7 +86,7 @@ def _thread_note(
     if project:
         note["related_entities"] = [project]
     note["tags"] = ["codex-memory"]
-    note["visibility"] = "private" if private else "team"
+    note["visibility"] = rows.ctx.shared(private)
     rows.notes.append(note)
 
 

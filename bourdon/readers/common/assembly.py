@@ -106,9 +106,12 @@ def assemble(
     rows = [r for r in (session_row(d, ctx, project) for d in ordered) if r is not None]
     rows = rows[:MAX_SESSIONS]
     stats.sessions = len(rows)
+    entities = _entities(rows, project)[:MAX_ENTITIES]  # private by the folders' rule only
+    for row in rows:
+        row["visibility"] = ctx.shared(row["visibility"] == "private", prompts="key_actions" in row)
     return {
         "agent": {"id": agent_id, "type": "code-assistant"},
-        "known_entities": _entities(rows, project)[:MAX_ENTITIES],
+        "known_entities": entities,
         "recent_sessions": rows,
         "notes": _notes(notes, ctx),
     }
@@ -187,7 +190,7 @@ def _notes(notes: list[NoteDraft], ctx: ReaderContext) -> list[dict[str, Any]]:
         if note.project and len(note.project) <= 128:
             row["related_entities"] = [note.project]
         row["tags"] = [note.tag]
-        row["visibility"] = visibility(note.path, ctx.home)
+        row["visibility"] = ctx.shared(visibility(note.path, ctx.home) == "private")
         rows[(note.date, text)] = row
     ordered = sorted(rows.values(), key=lambda r: (r["date"], r["text"]), reverse=True)
     return ordered[:MAX_NOTES]

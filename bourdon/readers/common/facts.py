@@ -169,7 +169,7 @@ class Assembler:
             row["key_actions"] = actions
         if touched:
             row["files_touched"] = touched[:50]
-        row["visibility"] = "private" if private else "team"
+        row["visibility"] = self.ctx.shared(private, prompts=bool(actions))
         self.sessions.append((facts.start, facts.session_id, row))
 
     def _file(self, path: str, facts: SessionFacts, date: str, private: bool) -> None:
@@ -224,7 +224,9 @@ class Assembler:
         private = private or is_private_path(cwd, self.ctx.home)
         names = [project] if project else []
         names += [n for n in related if n and n not in names]
-        entities, notes = memory_rows(text, kind, date, private, names)
+        entities, notes = memory_rows(
+            text, kind, date, private, names, notes_private=self.ctx.shared(False) == "private"
+        )
         self.entities.extend(entities)
         self.notes.extend(notes)
 

@@ -143,7 +143,13 @@ def _slug(text: str) -> str:
 
 
 def memory_rows(
-    text: str, kind: str, date: str, private: bool, related: list[str]
+    text: str,
+    kind: str,
+    date: str,
+    private: bool,
+    related: list[str],
+    *,
+    notes_private: bool = False,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Entities and notes of one memory file (markdown).
 
@@ -151,7 +157,8 @@ def memory_rows(
     libraries (``Tools``, ``Stack``, ``Dependencies``...) become entities of that type, and so
     do bullets starting ``Decision:``, ``Person:``, ``Library:`` or ``Tool:``. Every other
     top-level bullet or paragraph becomes a note (<= 4000 characters), tagged with the file's
-    kind and its section heading. A file holding neither is one note.
+    kind and its section heading. A file holding neither is one note. ``notes_private``
+    (the prompt visibility setting) makes every note private.
     """
     meta, body = front_matter(text.lstrip("\ufeff"))
     private = private or _meta_private(meta)
@@ -186,6 +193,6 @@ def memory_rows(
         if slug and slug not in note_tags:
             note_tags.append(slug)
         note["tags"] = note_tags[:32]
-        note["visibility"] = "private" if private or mark else "team"
+        note["visibility"] = "private" if private or mark or notes_private else "team"
         notes.append(note)
     return entities, notes
