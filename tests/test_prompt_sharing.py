@@ -10,6 +10,7 @@ the prompt visibility setting must change the visibility the readers give.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -169,23 +170,26 @@ def test_a_member_that_keeps_prompts_home_is_never_answered_with_them(
         capsys=capsys,
     )
     assert code == 0
-    member = MemberRegistry(Path(__import__("os").environ["BOURDON_HOME"])).get("desk")
+    member = MemberRegistry(Path(os.environ["BOURDON_HOME"])).get("desk")
     assert member.keep_home
     caller = member.caller()
     index = Index(exported)
     index.refresh()
     scope = scope_of(caller)
-    recent = reads.list_recent_work(index, agent="claude-code", access_level="team", scope=scope)
-    notes = reads.list_notes(index, agent="claude-code", access_level="team", scope=scope)
+    recent = reads.list_recent_work(index, "2026-01-01", agent="claude-code", access_level="team", scope=scope)
+    notes = reads.list_notes(index, "2026-01-01", agent="claude-code", access_level="team", scope=scope)
     found = reads.find_entity(index, "ledgerline", access_level="team", scope=scope)
     text = json.dumps([recent, notes, found])
     assert "Bump the version to 0.4.0" not in text
     for note in team_rows(manifest_of(exported), "notes"):
         assert note["text"][:40] not in text
     assert "ledgerline" in text  # the rest is answered
+    assert recent["meta"]["returned"] == 0 and notes["meta"]["returned"] == 0
 
-    plain = MemberRegistry(Path(__import__("os").environ["BOURDON_HOME"]))
+    plain = MemberRegistry(Path(os.environ["BOURDON_HOME"]))
     run(exported, "member", "add", "open", "--grant", "claude-code", capsys=capsys)
     other = scope_of(plain.get("open").caller())
-    recent = reads.list_recent_work(index, agent="claude-code", access_level="team", scope=other)
+    recent = reads.list_recent_work(index, "2026-01-01", agent="claude-code", access_level="team", scope=other)
     assert "Bump the version to 0.4.0" in json.dumps(recent)
+    notes = reads.list_notes(index, "2026-01-01", agent="claude-code", access_level="team", scope=other)
+    assert notes["meta"]["returned"] > 0

@@ -30,6 +30,7 @@ class Caller:
     transport: str = "stdio"
     peer: bool = False
     max_access: str | None = None  # the member's ceiling (public or team), if it has one
+    keep_home: bool = False  # never shown verbatim prompts or instruction notes (homebound)
 
     @classmethod
     def operator(cls) -> Caller:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from bourdon.access.callers import QUARANTINED, TIERS
+from bourdon.access.callers import QUARANTINED, TIERS, Caller
 from bourdon.errors import LibraryError
 from bourdon.formats import yamlio
 
@@ -29,11 +29,24 @@ class Member:
     revoked: str | None = None
     peer: bool = False  # another machine's bourdon server: answered from this library only
     max_access: str | None = None  # public or team: never answered above it
+    keep_home: bool = False  # never answered with verbatim prompts or instruction notes
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)  # unknown keys, kept
 
     @property
     def active(self) -> bool:
         return self.revoked is None
+
+    def caller(self, transport: str = "http") -> Caller:
+        """This member as the caller of a request."""
+        return Caller(
+            self.id,
+            self.tier,
+            frozenset(self.grants),
+            transport,
+            self.peer,
+            self.max_access,
+            self.keep_home,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -48,6 +61,7 @@ class Member:
             "revoked": self.revoked,
             "peer": self.peer,
             **({"max_access": self.max_access} if self.max_access else {}),
+            **({"keep_prompts_home": True} if self.keep_home else {}),
         }
 
     def public(self) -> dict[str, Any]:
@@ -83,6 +97,7 @@ def parse_registry(raw: bytes, path: Path) -> dict[str, Member]:
             revoked=row.get("revoked"),
             peer=row.get("peer") in (True, "true"),  # plain YAML scalars load as strings
             max_access=_ceiling(row.get("max_access")),
+            keep_home=row.get("keep_prompts_home") in (True, "true"),
             extra={k: _scalar(v) for k, v in row.items() if k not in _OUR_KEYS},
         )
     return out
@@ -90,7 +105,8 @@ def parse_registry(raw: bytes, path: Path) -> dict[str, Member]:
 
 BACKUP_SUFFIX: Final = ".reference.bak"
 _OUR_KEYS: Final = frozenset(
-    "id tier grants token_id token_sha256 created rotated revoked peer max_access".split()
+    "id tier grants token_id token_sha256 created rotated revoked peer max_access "
+    "keep_prompts_home".split()
 )
 _REFERENCE_KEYS: Final = frozenset(
     "tier grants token_sha256 created_at rotated_at revoked revoked_at max_access".split()

@@ -146,8 +146,10 @@ class MemberRegistry:
         grants: list[str] | None = None,
         *,
         peer: bool = False,
+        keep_home: bool = False,
     ) -> str:
-        """Enrol a member; return its token (the only time it is ever shown)."""
+        """Enrol a member; return its token (the only time it is ever shown). ``keep_home``:
+        never answer it with verbatim prompts or instruction notes (``access.homebound``)."""
         check_agent_id(member_id, "member id")
         if member_id == OPERATOR:
             raise InputError("'operator' names the local user on stdio; pick another member id")
@@ -169,6 +171,7 @@ class MemberRegistry:
                 token_digest(token),
                 _now(),
                 peer=peer,
+                keep_home=keep_home,
             )
         return token
 

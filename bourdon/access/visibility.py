@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from bourdon.access.homebound import indexed_stays_home, stays_home
 from bourdon.model import ROW_SECTIONS, Manifest, Visibility, row_visibility
 
 
@@ -33,6 +34,7 @@ class Access:
     include_private: bool
     warning: str | None = None
     agents: frozenset[str] | None = None  # None: every namespace
+    keep_home: bool = False  # prompts and instruction notes are never shown (access.homebound)
 
     def sees(self, visibility: int) -> bool:
         return visibility <= self.level
@@ -41,7 +43,11 @@ class Access:
         return self.agents is None or agent in self.agents
 
     def allows(self, row: Row) -> bool:
-        """A row is shown only if both its visibility and its namespace allow it."""
+        """A row is shown only if both its visibility and its namespace allow it (and, for a
+        caller that keeps prompts home, it is neither verbatim prompt text nor an instruction
+        note)."""
+        if self.keep_home and indexed_stays_home(row):
+            return False
         return row.visibility <= self.level and (self.agents is None or row.agent in self.agents)
 
     def to_meta(self) -> dict[str, Any]:
@@ -59,6 +65,7 @@ class Scope:
     agents: frozenset[str] | None = None
     local: bool = True
     ceiling: Visibility = Visibility.PRIVATE
+    keep_home: bool = False  # never shown verbatim prompts or instruction notes
 
 
 OPEN = Scope()
@@ -88,11 +95,16 @@ def resolve(
     if level > scope.ceiling:
         level = scope.ceiling
         warning = f"this caller may read up to {level}; answered at {level}"
-    return Access(level, str(requested), bool(include_private), warning, scope.agents)
+    return Access(
+        level, str(requested), bool(include_private), warning, scope.agents, scope.keep_home
+    )
 
 
-def filter_manifest(data: Mapping[str, Any], level: Visibility) -> dict[str, Any]:
-    """The manifest as a caller at ``level`` may see it: rows above it removed.
+def filter_manifest(
+    data: Mapping[str, Any], level: Visibility, *, keep_home: bool = False
+) -> dict[str, Any]:
+    """The manifest as a caller at ``level`` may see it: rows above it removed (and with
+    ``keep_home``, verbatim prompt text and instruction notes, ``access.homebound``).
 
     Below private, the policy's ``private_tags`` list is dropped too: the names of private tags
     say what someone keeps private.
@@ -103,7 +115,11 @@ def filter_manifest(data: Mapping[str, Any], level: Visibility) -> dict[str, Any
         rows = data.get(section)
         if isinstance(rows, list):
             out[section] = [
-                r for r in rows if isinstance(r, Mapping) and row_visibility(r, policy) <= level
+                r
+                for r in rows
+                if isinstance(r, Mapping)
+                and row_visibility(r, policy) <= level
+                and not (keep_home and stays_home(section, r))
             ]
     if level < Visibility.PRIVATE and isinstance(out.get("visibility_policy"), Mapping):
         out["visibility_policy"] = {

@@ -36,6 +36,11 @@ def register(sub: Any) -> None:
         action="store_true",
         help="another machine's bourdon server: its calls are answered locally only",
     )
+    v.add_argument(
+        "--keep-prompts-home",
+        action="store_true",
+        help="never answer it with verbatim prompt text or instruction-file notes",
+    )
     add_json(v)
     v.set_defaults(func=cmd_add)
 
@@ -83,21 +88,55 @@ def registry() -> Any:
     return MemberRegistry(home())
 
 
-def show_token(args: argparse.Namespace, member_id: str, token: str, verb: str) -> None:
+def show_token(
+    args: argparse.Namespace,
+    member_id: str,
+    token: str,
+    verb: str,
+    shares: dict[str, Any] | None = None,
+) -> None:
     if args.json:
-        output.print_json(
-            {"id": member_id, "token": token, "note": "shown once; only its SHA-256 is kept"}
-        )
+        answer = {"id": member_id, "token": token, "note": "shown once; only its SHA-256 is kept"}
+        output.print_json({**answer, **({"shares": shares} if shares is not None else {})})
         return
     print(f"{verb} {member_id}. Its token, shown this once (only its SHA-256 is kept):\n")
     print(f"  {token}\n")
     print("The member sends it as 'Authorization: Bearer <token>' to the HTTP server.")
+    if shares is not None:
+        from bourdon.access.homebound import describe
+
+        for line in describe(shares, f"member {member_id}"):
+            print(line)
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    token = registry().add(args.id, args.tier, args.grant, peer=args.peer)
-    show_token(args, args.id, token, f"Enrolled {args.tier} member")
+    members = registry()
+    token = members.add(
+        args.id, args.tier, args.grant, peer=args.peer, keep_home=args.keep_prompts_home
+    )
+    shares = member_shares(args, members.get(args.id).caller())
+    show_token(args, args.id, token, f"Enrolled {args.tier} member", shares)
     return 0
+
+
+def member_shares(args: argparse.Namespace, caller: Any) -> dict[str, Any] | None:
+    """What the member can read of the library over HTTP; None when there is no library."""
+    from bourdon.access.homebound import shares
+    from bourdon.cli.shared import library_path
+    from bourdon.errors import BourdonError
+    from bourdon.store.library import Library
+
+    root = library_path(args)
+    if not (root / "agents").is_dir():
+        return None
+    try:
+        with Library.open(root) as library:
+            head = library.head()
+            found = [(a, library.manifest_at(head, a)) for a in library.agent_ids()]
+    except BourdonError:
+        return None
+    manifests = [(a, d) for a, d in found if d is not None]
+    return shares(manifests, caller.ceiling, agents=caller.readable(), keep_home=caller.keep_home)
 
 
 def cmd_rotate(args: argparse.Namespace) -> int:

@@ -27,6 +27,11 @@ def register(sub: Any) -> None:
         default="team",
         help="the highest visibility of rows it receives (default team; private never leaves)",
     )
+    v.add_argument(
+        "--keep-prompts-home",
+        action="store_true",
+        help="never send it verbatim prompt text or instruction-file notes (CLAUDE.md, rules)",
+    )
     add_json(v)
     v.set_defaults(func=cmd_remote_add)
 
@@ -65,17 +70,29 @@ def register(sub: Any) -> None:
 
 
 def cmd_remote_add(args: argparse.Namespace) -> int:
-    from bourdon.replicate.remotes import add_remote
+    from bourdon.access.homebound import describe
+    from bourdon.replicate.remotes import add_remote, shares_of
 
     library = open_library(args)
-    add_remote(library, args.name, args.url, args.visibility)
+    add_remote(library, args.name, args.url, args.visibility, keep_home=args.keep_prompts_home)
+    shares = shares_of(library, args.name)
     if args.json:
-        output.print_json({"remote": args.name, "url": args.url, "visibility": args.visibility})
+        output.print_json(
+            {
+                "remote": args.name,
+                "url": args.url,
+                "visibility": args.visibility,
+                "keep_prompts_home": args.keep_prompts_home,
+                "shares": shares,
+            }
+        )
     else:
         print(
             f"Added remote {args.name} ({args.url}); it receives {args.visibility} rows on the "
             f"branch bourdon/published. Run 'bourdon sync {args.name}'."
         )
+        for line in describe(shares, f"remote {args.name}"):
+            print(line)
     return 0
 
 

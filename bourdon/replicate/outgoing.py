@@ -13,6 +13,7 @@ from bourdon.errors import ManifestError
 from bourdon.formats import yamlio
 from bourdon.model import AGENTS_DIR, ROW_SECTIONS, SUFFIX, Visibility
 from bourdon.replicate.published import PublishedCache, agent_files
+from bourdon.replicate.remotes import keeps_home
 from bourdon.replicate.report import Sent, SyncReport
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ def original(
     head: str | None,
     machine: str,
     digests: PublishedCache,
+    remote: str = "",
 ) -> str | None:
     """A published commit of this library's state before it integrated the remote's.
 
@@ -33,7 +35,7 @@ def original(
     and this one, so the remote's history (and every library that syncs with it) keeps both
     originals next to the integration, as git keeps both sides of a merge.
     """
-    scratch = SyncReport("", False, str(level))
+    scratch = SyncReport(remote, False, str(level))
     before = outgoing(library, level, base, {}, scratch, head, digests)
     if not before:
         return None
@@ -54,9 +56,10 @@ def outgoing(
     there = agent_files(library, theirs)
     here = agent_files(library, head)
     changes: dict[str, bytes] = {}
+    home = keeps_home(library.repo, report.remote) if report.remote else False
     for filename in sorted({*here, *overlay_files(overlay)}):
         agent_id = filename[: -len(SUFFIX)]
-        blob, key = here.get(filename), f"{level}:{here.get(filename)}"
+        blob, key = here.get(filename), f"{level}{'+home' if home else ''}:{here.get(filename)}"
         remote = RemoteDigest(library, theirs, agent_id, there.get(filename), cache)
         if agent_id not in overlay and remote.holds(cache.get(key)):
             continue  # published already, unchanged since
@@ -67,7 +70,7 @@ def outgoing(
             continue
         if data is None:
             continue
-        published = filter_manifest(data, level)
+        published = filter_manifest(data, level, keep_home=home)
         published_digest = digest(published)
         if blob and agent_id not in overlay:
             cache.put(key, published_digest)

@@ -5,7 +5,7 @@ only, never the working branch (which holds private rows and staged writes).
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Final
 
 from bourdon.errors import InputError, NotFoundError
 from bourdon.model import Visibility
@@ -19,11 +19,17 @@ from bourdon.replicate.state import (
 )
 
 if TYPE_CHECKING:
+    from bourdon.store.git.repo import GitRepo
     from bourdon.store.library import Library
 
+KEEP_HOME_KEY: Final = "bourdonKeepHome"  # "prompts": verbatim prompts and instruction notes
 
-def add_remote(library: Library, name: str, url: str, visibility: str = "team") -> None:
-    """Add a git remote that exchanges only the published branch."""
+
+def add_remote(
+    library: Library, name: str, url: str, visibility: str = "team", *, keep_home: bool = False
+) -> None:
+    """Add a git remote that exchanges only the published branch. ``keep_home``: it never
+    receives verbatim prompt text or instruction-file notes (``access.homebound``)."""
     check_remote_name(name)
     level = Visibility.parse(visibility, "visibility")
     if level >= Visibility.PRIVATE:
@@ -39,6 +45,29 @@ def add_remote(library: Library, name: str, url: str, visibility: str = "team") 
     repo.config_set(f"remote.{name}.fetch", f"+refs/heads/{BRANCH}:{incoming_ref(name)}")
     repo.config_set(f"remote.{name}.push", f"{synced_ref(name)}:refs/heads/{BRANCH}")
     repo.config_set(f"remote.{name}.{VISIBILITY_KEY}", str(level))
+    if keep_home:
+        repo.config_set(f"remote.{name}.{KEEP_HOME_KEY}", "prompts")
+
+
+def keeps_home(repo: GitRepo, name: str) -> bool:
+    """Whether the remote keeps verbatim prompts and instruction notes out of what it receives.
+    Any value but an absent one keeps them home (a typo never sends more)."""
+    value = repo.config_get(f"remote.{name}.{KEEP_HOME_KEY}")
+    return value is not None and value.strip().lower() not in ("", "none", "false")
+
+
+def shares_of(library: Library, name: str) -> dict[str, Any]:
+    """What the remote receives from the live manifests, as ``access.homebound.shares``."""
+    from bourdon.access.homebound import shares
+
+    head = library.head()
+    manifests = []
+    for agent_id in library.agent_ids():
+        data = library.manifest_at(head, agent_id)
+        if data is not None:
+            manifests.append((agent_id, data))
+    level = syncstate.visibility_of(library.repo, name)
+    return shares(manifests, level, keep_home=keeps_home(library.repo, name))
 
 
 def remove_remote(library: Library, name: str) -> None:

@@ -181,7 +181,7 @@ def _round(
     say(f"pushing {len(changes)} manifest(s) to {name}")
     own = None
     if len(report.received) > received:
-        own = original(library, level, base, head_before, machine, digests)
+        own = original(library, level, base, head_before, machine, digests, name)
     subject = f"publish {len(changes)} agent(s) from {machine}"
     commit = library.write_published(changes, theirs, subject, machine, merged=own)
     if not repo.push(name, commit, BRANCH, timeout):

@@ -23,7 +23,7 @@ def seen_level(caller: Caller) -> int:
 
 
 def scope_of(caller: Caller) -> Scope:
-    return Scope(caller.readable(), caller.transport == "stdio", caller.ceiling)
+    return Scope(caller.readable(), caller.transport == "stdio", caller.ceiling, caller.keep_home)
 
 
 def provenance_of(caller: Caller, session_id: str | None, transcript_ref: str | None) -> Provenance:

@@ -155,9 +155,7 @@ class HttpGate:
             self.record(scope, "anonymous", 401, "no valid token")
             await _respond(send, 401, message, {"www-authenticate": 'Bearer error="invalid_token"'})
             return
-        caller = Caller(
-            member.id, member.tier, frozenset(member.grants), "http", member.peer, member.max_access
-        )
+        caller = member.caller()
         await self.serve(caller, scope, receive, send)
 
     async def serve(self, caller: Caller, scope: Scope, receive: Receive, send: Send) -> None:
