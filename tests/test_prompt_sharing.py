@@ -193,3 +193,24 @@ def test_a_member_that_keeps_prompts_home_is_never_answered_with_them(
     assert "Bump the version to 0.4.0" in json.dumps(recent)
     notes = reads.list_notes(index, "2026-01-01", agent="claude-code", access_level="team", scope=other)
     assert notes["meta"]["returned"] > 0
+
+
+def test_a_member_that_keeps_prompts_home_gets_none_from_the_export_or_the_resources(
+    exported: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bourdon.model import Visibility
+
+    run(
+        exported, "member", "add", "desk", "--tier", "trusted", "--keep-prompts-home",
+        capsys=capsys,
+    )
+    caller = MemberRegistry(Path(os.environ["BOURDON_HOME"])).get("desk").caller()
+    index = Index(exported)
+    index.refresh()
+    scope = scope_of(caller)
+    envelope = reads.export_agents(index, scope=scope)
+    memory = reads.agent_memory(index, "claude-code", Visibility.TEAM, scope=scope)
+    text = json.dumps([envelope, memory])
+    assert "Bump the version to 0.4.0" not in text
+    assert memory["recent_sessions"] == [] and memory["notes"] == []
+    assert memory["known_entities"]

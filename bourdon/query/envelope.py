@@ -21,10 +21,15 @@ def not_live() -> dict[str, Any]:
     return {"live_sessions": [], "live_count": 0}
 
 
-def envelope_entry(view: AgentView, level: Visibility, source: str) -> dict[str, Any]:
-    """One served agent, its sessions counted and listed up to ``level``."""
+def envelope_entry(
+    view: AgentView, level: Visibility, source: str, *, keep_home: bool = False
+) -> dict[str, Any]:
+    """One served agent, its sessions counted and listed up to ``level`` (``keep_home``: none
+    holding verbatim prompt text, ``access.homebound``)."""
     sessions = sorted(
-        (s for s in view.sessions if s.visibility <= level), key=lambda s: s.key, reverse=True
+        (s for s in view.sessions if s.visibility <= level and not (keep_home and s.key_actions)),
+        key=lambda s: s.key,
+        reverse=True,
     )
     capabilities = view.data.get("capabilities")
     return {

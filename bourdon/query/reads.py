@@ -299,7 +299,7 @@ def export_agents(
     """This server's own agents as the ``bourdon.agents/v1`` envelope; never asks peers."""
     name = machine or socket.gethostname()
     agents = [
-        envelope_entry(index.agents[agent_id], level, name)
+        envelope_entry(index.agents[agent_id], level, name, keep_home=scope.keep_home)
         for agent_id in sorted(index.agents)
         if scope.agents is None or agent_id in scope.agents
     ]
@@ -325,7 +325,7 @@ def agent_memory(
 ) -> dict[str, Any]:
     """One agent's manifest with the rows above ``level`` removed."""
     found = require_agent(index, agent_id, resolve(str(level), True, scope=scope))
-    return filter_manifest(index.agents[found].served_data, level)
+    return filter_manifest(index.agents[found].served_data, level, keep_home=scope.keep_home)
 
 
 def entity_view(
