@@ -34,7 +34,9 @@ private folder (``~/personal`` or ``~/private`` of any home: the one rule of
 ``readers.common.privacy``), for entities and notes tied only to such projects, for a
 memory file whose front matter says ``visibility: private``, ``private: true`` or carries a
 ``private`` tag, for ``CLAUDE.local.md`` (personal by design), and for a bullet marked
-``#private``; ``team`` for everything else. ``source`` is never set: the pipeline stamps it.
+``#private``; ``team`` for everything else, except that sessions with prompts and the notes of
+memory files get ``ReaderContext.prompt_visibility`` (``team`` by default, ``private`` with
+``$BOURDON_PROMPT_VISIBILITY=private``). ``source`` is never set: the pipeline stamps it.
 
 Project identity across worktrees and clones, the private-path rule, memory-file parsing and
 row assembly live in ``readers.common`` (``facts``, ``privacy``, ``memory``), shared with Codex.

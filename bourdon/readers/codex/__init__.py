@@ -44,7 +44,9 @@ A fork (``forked_from_id``) keeps only the prompts and edits its parent does not
 
 Visibility, as for Claude Code (``readers.common.privacy`` for the folders): private
 for sessions under ``~/personal`` or ``~/private``, for notes and entities tied only to them, and
-for memory files or bullets tagged private; team otherwise. ``source`` is never set.
+for memory files or bullets tagged private; team otherwise, except that sessions with prompts
+and memory-file notes get ``ReaderContext.prompt_visibility`` (team by default). ``source`` is
+never set.
 """
 
 from __future__ import annotations

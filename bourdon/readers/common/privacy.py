@@ -9,6 +9,9 @@ Everything else is team: ``~/work/x``, ``/srv/personal-site``, ``~/personalities
 Before issue 12 the Claude Code and Codex readers and the others each had a rule, and they
 disagreed (``~/personal/x`` was team for the first two); this one is the stricter of both.
 
+Verbatim prompts (sessions with key actions) and instruction-file notes that this rule leaves
+team get ``ReaderContext.prompt_visibility`` instead (``ReaderContext.shared``).
+
 Pure like every reader: reads nothing, writes nothing.
 """
 
