@@ -73,3 +73,18 @@ def test_the_setting_is_read_from_the_environment_by_the_composition_root(
     monkeypatch.setenv("BOURDON_PROMPT_VISIBILITY", "public")
     with pytest.raises(InputError, match="BOURDON_PROMPT_VISIBILITY"):
         reader_context()
+
+
+@pytest.mark.parametrize("name", sorted(STORES))
+def test_every_note_a_reader_writes_is_marked_as_an_instruction_note(
+    name: str, tmp_path: Path
+) -> None:
+    """The mark ``--keep-prompts-home`` filters on: a reader's notes carry a known file tag."""
+    from bourdon.access.homebound import is_instruction, is_prompt
+
+    manifest = read(name, tmp_path / "home")
+    assert manifest["notes"]
+    assert all(is_instruction("notes", n) for n in manifest["notes"])
+    assert all(
+        is_prompt("recent_sessions", s) for s in manifest["recent_sessions"]
+    )  # every reader session holds what the user typed
