@@ -77,6 +77,31 @@ def test_commit_to_federation_redacts_live_and_staged_writes(library: Library) -
     assert leaked(every_object(library.root)) == []
 
 
+def test_a_key_committed_over_mcp_never_reaches_git(tmp_path: Path, isolated_home: Path) -> None:
+    """Through the real MCP client and server, as an agent would call the tool."""
+    import anyio
+    from mcp import Client
+
+    from bourdon.serve.server import create_server
+
+    Library.init(tmp_path / "lib").close()
+    root = tmp_path / "lib"
+    rows = change(agent_type=None)
+
+    async def run() -> None:
+        async with Client(create_server(root, watch=False)) as client:
+            result = await client.call_tool(
+                "commit_to_federation",
+                {"agent_id": "notes-bot", "agent_type": "other", "entities": rows["known_entities"],
+                 "notes": rows["notes"]},
+            )  # fmt: skip
+            assert not result.is_error, result.content
+
+    anyio.run(run)
+    assert "[redacted:" in (root / "agents" / "notes-bot.l5.yaml").read_text(encoding="utf-8")
+    assert leaked(every_object(root)) == []
+
+
 def test_bourdon_commit_redacts(library: Library, tmp_path: Path, isolated_home: Path) -> None:
     rows = tmp_path / "rows.json"
     rows.write_text(json.dumps(change()), encoding="utf-8")

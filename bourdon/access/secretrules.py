@@ -87,13 +87,11 @@ _PROVIDERS: Final[tuple[tuple[str, str], ...]] = (
     ("intercom-token", r"rt-[a-z0-9_]{16,}_[a-z0-9_]{16,}"),
     ("stripe-key", r"(?:sk|rk|pk)_(?:live|test|prod)_[A-Za-z0-9]{10,99}"),
     ("twitter-token", r"AAAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{30,}"),
-    ("okta-token", r"00[A-Za-z0-9=_-]{40}"),
     (
         "microsoft-teams-webhook",
         r"https://[a-z0-9]+\.webhook\.office\.com/webhookb2/[a-z0-9@-]{40,}/IncomingWebhook/[a-z0-9]{32}/[a-z0-9-]{36}",
     ),
     ("intra42-secret", r"s-s4t2(?:ud|af)-[a-f0-9]{64}"),
-    ("sidekiq-secret", r"[a-f0-9]{8}:[a-f0-9]{8}"),
     ("flyio-token", r"fo1_[A-Za-z0-9_-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3}"),
     ("easypost-token", r"EZ[AT]K[A-Za-z0-9]{54}"),
     ("facebook-token", r"EAA[MC][A-Za-z0-9]{100,}"),
@@ -115,8 +113,8 @@ PROVIDER_TRIGGER: Final = (
     r"8Q~|GR13|gl[a-z]{1,4}-|_gitlab|dckr_|A3-|ops_|NR[AIJ][AISK]-|-us\d|EAAA|sq0|:APA91b|"
     r"django-insecure|pscale_|shippo_|sgp_|pnu_|pul-|rdme_|rubygems_|tk-us|xkeysib|sm_|tfp_|"
     r"HRKU|api_org|ico-|sha256~|[ps]k\.|t1\.|AQVN|YC|live_|test_|pubkey-|rt-|_prod_|AAAAA|"
-    r"00|webhook\.office|s-s4t2|[a-f0-9]{8}:|Basic|-u|-p|pass|fo1_|fm[12]|EZ[AT]K|EAA|\d\||%7C|"
-    r"ABSK|bedrock-api|p8e-|Q~|--user|(?i:authorization)|sq[pua]_|(?i:sonar)|-H|--header"
+    r"webhook\.office|s-s4t2|(?i:contribsys|okta)|Basic|\s-[upH]|fo1_|fm[12]|EZ[AT]K|EAA|\d\||%7C|"
+    r"ABSK|bedrock-api|p8e-|Q~|--user|(?i:authorization)|sq[pua]_|(?i:sonar)|--header"
 )
 
 CONTEXT_RULES: Final[tuple[Rule, ...]] = (
@@ -139,6 +137,19 @@ CONTEXT_RULES: Final[tuple[Rule, ...]] = (
             r"(?:-H|--header)\s*[\"']?(?i:[A-Za-z-]*(?:token|key|auth|secret|session)[A-Za-z-]*)"
             r"\s*:\s*(?:(?i:bearer|basic|token)\s+)?(?P<secret>(?![$<{%\[])[^\s'\",;]{8,})"
         ),
+        group="secret",
+    ),
+    Rule(  # Sidekiq Enterprise's gem server credentials, named by their setting
+        "sidekiq-secret",
+        Lazy(
+            r"(?i:BUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM)[\s\S]{0,40}?"
+            r"(?<![A-Za-z0-9])(?P<secret>[a-f0-9]{8}:[a-f0-9]{8})(?![A-Za-z0-9])"
+        ),
+        group="secret",
+    ),
+    Rule(  # an Okta API token after the word okta: "00" and 40 characters
+        "okta-token",
+        Lazy(r"(?i:okta)[\s\S]{0,40}?(?<![A-Za-z0-9_-])(?P<secret>00[A-Za-z0-9=_-]{40})"),
         group="secret",
     ),
     Rule(  # SonarQube's login token, in the scanner's setting names
