@@ -110,11 +110,11 @@ PROVIDER_RULES: Final[tuple[Rule, ...]] = tuple(
 
 # Substrings one of which is in every string a rule above can match (a cheap first test).
 PROVIDER_TRIGGER: Final = (
-    r"8Q~|GR13|gl[a-z]{1,4}-|_gitlab|dckr_|A3-|ops_|NR[AIJ][AISK]-|-us\d|EAAA|sq0|:APA91b|"
-    r"django-insecure|pscale_|shippo_|sgp_|pnu_|pul-|rdme_|rubygems_|tk-us|xkeysib|sm_|tfp_|"
-    r"HRKU|api_org|ico-|sha256~|[ps]k\.|t1\.|AQVN|YC|live_|test_|pubkey-|rt-|_prod_|AAAAA|"
-    r"webhook\.office|s-s4t2|(?i:contribsys|okta)|Basic|\s-[upH]|fo1_|fm[12]|EZ[AT]K|EAA|\d\||%7C|"
-    r"ABSK|bedrock-api|p8e-|Q~|--user|(?i:authorization)|sq[pua]_|(?i:sonar)|--header"
+    r"Q~|GR13|_gitlab|dckr_|A3-|ops_|NR[AIJ][AISK]-|-us\d|EAA|sq0|:APA91b|django-insecure|"
+    r"pscale_|shippo_|sgp_|pnu_|pul-|rdme_|rubygems_|tk-us|xkeysib|sm_|tfp_|HRKU|api_org|ico-|"
+    r"sha256~|[ps]k\.|t1\.|AQVN|YC|live_|test_|pubkey-|rt-|_prod_|AAAAA|webhook\.office|s-s4t2|"
+    r"Basic|\s-[upH]|fo1_|fm[12]|EZ[AT]K|\d\||%7C|ABSK|bedrock-api|p8e-|--user|--header|sq[pua]_|"
+    r"(?i:contribsys|okta|sonar)"
 )
 
 CONTEXT_RULES: Final[tuple[Rule, ...]] = (
