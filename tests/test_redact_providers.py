@@ -25,9 +25,9 @@ GITLEAKS = Path(__file__).resolve().parent / "fixtures" / "gitleaks"
 # (label, text, the secret that must not survive), from each provider's documented shape.
 J = "".join
 ISSUE_FORMATS: list[tuple[str, str, str]] = [
-    ("azure-ad-client-secret", "AZURE_CLIENT_SECRET=" + J(["Xy7", "8Q~", "kPz3vR1mN0qL5wT8yU2iO4pA6sD9fG1hJ"]),
+    ("azure-ad-client-secret", "the app registration uses " + J(["Xy7", "8Q~", "kPz3vR1mN0qL5wT8yU2iO4pA6sD9fG1hJ"]),
      J(["Xy7", "8Q~", "kPz3vR1mN0qL5wT8yU2iO4pA6sD9fG1hJ"])),
-    ("gitlab-runner-token", "runner token " + J(["GR1348941", "zXq8Rk2LmP9vT4wY6uNb"]),
+    ("gitlab-runner-token", "gitlab-runner register --registration " + J(["GR1348941", "zXq8Rk2LmP9vT4wY6uNb"]),
      J(["GR1348941", "zXq8Rk2LmP9vT4wY6uNb"])),
     ("docker-hub-pat", "docker login -u dana --password-stdin <<< " + J(["dckr_pat_", "aB3dE5gH7jK9mN1pQ3rS5tU7vW9"]),
      J(["dckr_pat_", "aB3dE5gH7jK9mN1pQ3rS5tU7vW9"])),
@@ -39,7 +39,7 @@ ISSUE_FORMATS: list[tuple[str, str, str]] = [
      J(["p4ssW0rd", "Redis42"])),
     ("django-secret-key", "SECRET_KEY = '" + J(["k#9x!m2&v", "@q7^z(w)e+r=t%y*u"]) + "'",
      J(["k#9x!m2&v", "@q7^z(w)e+r=t%y*u"])),
-    ("django-insecure", "SECRET_KEY = 'django-insecure-" + J(["3f$u8!kq", "@z1#w%x^c&v*b"]) + "'",
+    ("django-insecure", "settings: django-insecure-" + J(["3f$u8!kq", "@z1#w%x^c&v*b"]),
      J(["3f$u8!kq", "@z1#w%x^c&v*b"])),
     ("mysql-p", "mysql -u root -p" + J(["S3cr3t", "Pass!"]) + " shop_db",
      J(["S3cr3t", "Pass!"])),
@@ -47,9 +47,9 @@ ISSUE_FORMATS: list[tuple[str, str, str]] = [
      J(["hunter2", "-deploy"])),
     ("password-is", "the staging db password is " + J(["Blue", "Falcon77"]) + ", rotate it monthly",
      J(["Blue", "Falcon77"])),
-    ("1password-secret-key", "my 1Password secret key: " + J(["A3-ASWWYB-", "798JRY-LJVD4-23DC2-86TVM-H43EB"]),
+    ("1password-secret-key", "emergency kit: " + J(["A3-ASWWYB-", "798JRY-LJVD4-23DC2-86TVM-H43EB"]),
      J(["A3-ASWWYB-", "798JRY-LJVD4-23DC2-86TVM-H43EB"])),
-    ("new-relic-user-key", "NEW_RELIC_API_KEY " + J(["NRAK-", "7JZ2R4XQ9W1F6K0M3T8B5N2C4V1"]),
+    ("new-relic-user-key", "the dashboard reads " + J(["NRAK-", "7JZ2R4XQ9W1F6K0M3T8B5N2C4V1"]),
      J(["NRAK-", "7JZ2R4XQ9W1F6K0M3T8B5N2C4V1"])),
     ("mailchimp-key", "mc api " + J(["4c1b3e7f9a2d6b8c", "0e5f7a9d1b3c5e7f", "-us12"]),
      J(["4c1b3e7f9a2d6b8c", "0e5f7a9d1b3c5e7f"])),
