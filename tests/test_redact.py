@@ -110,7 +110,7 @@ def test_the_clean_corpus_has_at_most_2_percent_false_positives() -> None:
         ("ssh://git@github.com/a/b.git", "ssh://git@github.com/a/b.git"),
         (
             "Authorization: Bearer abcDEF123456ghiJKL789mno",
-            "Authorization: Bearer [redacted:secret]",
+            "Authorization: Bearer [redacted:authorization-header]",
         ),
         (
             "token = request.headers.get('Authorization')",

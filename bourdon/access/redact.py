@@ -27,42 +27,16 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-RULES_VERSION: Final = "1"
+from bourdon.access.secretrules import CONTEXT_RULES, PROVIDER_RULES, PROVIDER_TRIGGER, Lazy, Rule
+
+RULES_VERSION: Final = "2"
 PLACEHOLDER: Final = "[redacted:{kind}]"
 _MIN_ROOM: Final = 64  # a redacted string may grow up to this length (the shortest field cap)
 _CACHE_SIZE: Final = 50_000
-
-
-class Lazy:
-    """A regular expression compiled on first use: importing this module stays cheap (a hook
-    with nothing new to export never redacts anything)."""
-
-    __slots__ = ("_compiled", "flags", "source")
-
-    def __init__(self, source: str, flags: int = 0) -> None:
-        self.source = source
-        self.flags = flags
-        self._compiled: re.Pattern[str] | None = None
-
-    @property
-    def rx(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            self._compiled = re.compile(self.source, self.flags)
-        return self._compiled
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One way a secret is recognised. ``group`` names the part to replace (default: all)."""
-
-    kind: str
-    pattern: Lazy
-    group: str | None = None
-    check: Callable[[str], bool] | None = None
 
 
 def _classes(text: str) -> int:
@@ -105,16 +79,18 @@ def looks_random(token: str, *, hex_ok: bool = True) -> bool:
     placeholder or an identifier made of words (``config.auth.token_refresh``).
     """
     token = token.strip("\"'`.,;")
-    if len(token) < 16 or token.startswith(_PATHLIKE):
+    if len(token) < 14 or token.startswith(_PATHLIKE):
         return False
+    if token.isdigit():  # a numeric id or token right after "token =": long and varied
+        return hex_ok and len(token) >= 16 and entropy(token) >= 2.5
     if _HEX.fullmatch(token):
-        return hex_ok and len(token) >= 32 and entropy(token) >= 3.0
+        return hex_ok and len(token) >= 16 and entropy(token) >= 3.0
     parts = [p for p in re.split(r"[._/:+=-]+", token) if p]
     if parts and all(_WORDISH.fullmatch(p) for p in parts):
         return False
     if _classes(token) < 2 or (not any(c.isdigit() for c in token) and _classes(token) < 3):
         return False
-    threshold = 3.3 if len(token) < 24 else 3.6
+    threshold = 3.2 if len(token) < 24 else 3.5
     return entropy(token) >= threshold
 
 
@@ -193,7 +169,9 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule("perplexity-key", _rx(_B + r"pplx-[A-Za-z0-9]{40,}")),
     Rule("atlassian-token", _rx(_B + r"ATATT3[A-Za-z0-9_=-]{60,}")),
     Rule("tailscale-key", _rx(_B + r"tskey-[a-z]+-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}")),
+    *PROVIDER_RULES,
     # -- credentials named by their context -----------------------------------------------
+    *CONTEXT_RULES,
     Rule(
         "aws-secret-key",
         _rx(
@@ -214,7 +192,7 @@ RULES: Final[tuple[Rule, ...]] = (
     ),
     Rule(
         "url-credentials",
-        _rx(r"(?i:\b[a-z][a-z0-9+.-]{1,20})://(?P<secret>[^\s/?#@:'\"<>\[\]]+:[^\s/?#@'\"<>]+)@"),
+        _rx(r"(?i:\b[a-z][a-z0-9+.-]{1,20})://(?P<secret>[^\s/?#@:'\"<>\[\]]*:[^\s/?#@'\"<>]+)@"),
         group="secret",
     ),
     Rule(
@@ -231,11 +209,13 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule(
         "secret",
         _rx(
-            r"(?i:\b(?P<word>(?:[a-z0-9]+[_-]){0,4}(?:api|access|secret|private|client|auth|app|"
+            r"(?i:\b(?P<word>(?:[a-z0-9]+[_-]){0,4}(?:[a-z0-9]{1,30}?)??"
+            r"(?:api|access|secret|private|client|auth|app|"
             r"master|signing|encryption|session|refresh|bearer|id)?(?:key|token|secret|password|"
             r"passwd|credentials?|auth|bearer|signature))(?:[_-]?[A-Za-z0-9]){0,24}?)"
-            r"[\"']?\s*(?:[:=]|=>|:=|\s+(?:is\s+|was\s+|of\s+)?)\s*[\"'`]?"
-            r"(?P<secret>[A-Za-z0-9+/_.~=-]{16,})"
+            r"[\"'>]?[ \t]*(?:(?::[ \t]*)?(?:string|str|String|var|let|const)[ \t]+)?"
+            r"(?:[.:?+]{0,3}=|=>|[:,>]|\s+(?:is\s+|was\s+|of\s+)?)\s*[\"'`]?"
+            r"(?P<secret>[A-Za-z0-9+/_.~=-]{14,})"
         ),
         group="secret",
     ),
@@ -248,7 +228,7 @@ _TRIGGER = _rx(
     r"GOCSPX|ya29\.|xox|xapp-|hooks\.slack|_live_|_test_|whsec_|hf_|npm_|pypi-|SK[0-9a-fA-F]|"
     r"SG\.|do[por]_v1|\.[A-Za-z0-9_-]{6,7}\.|discord|:AA|eyJ|shp|dapi|lin_|gsk_|r8_|key-|PMAK|"
     r"sbp_|gl(?:sa|c)_|sntry|ntn_|secret_|hv[sbr]\.|dp\.|xai-|pplx-|ATATT|tskey|://|sig=|"
-    r"(?i:key|token|secret|pass|pwd|credential|auth|bearer|signature)"
+    r"(?i:key|token|secret|pass|pwd|credential|auth|bearer|signature)|" + PROVIDER_TRIGGER
 )
 
 
@@ -307,6 +287,16 @@ def find_secrets(text: str) -> list[str]:
     return list(_redact(text)[1])
 
 
+def redacted(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a manifest (or a change in its shape) with every string redacted: what each
+    write path (``commit_to_federation``, ``bourdon commit``, promote, sync) hands the store."""
+    return redact_manifest(data)[0]
+
+
+def redacted_or_none(data: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    return None if data is None else redacted(data)
+
+
 def redact_manifest(data: Mapping[str, Any]) -> tuple[dict[str, Any], Findings]:
     """A copy of a manifest (or any JSON-like mapping) with every string redacted."""
     redactor = Redactor()
@@ -332,16 +322,16 @@ def _apply(rule: Rule, text: str) -> tuple[str, int]:
 
     def replace(match: re.Match[str]) -> str:
         nonlocal found
-        if rule.kind == "password":
+        if "dq" in rule.pattern.rx.groupindex:  # a password assignment: quoted or bare
             name = next(g for g in ("dq", "sq", "bare") if match.group(g) is not None)
             value = match.group(name)
-            if _placeholder_value(value):
+            if _placeholder_value(value) or (name == "bare" and _DOTTED.rx.fullmatch(value)):
                 return match.group(0)
             start, end = match.span(name)
         elif rule.group:
             value = match.group(rule.group)
             start, end = match.span(rule.group)
-            if rule.kind == "secret":
+            if "word" in rule.pattern.rx.groupindex:
                 hex_ok = _HASH_WORDS.rx.fullmatch(match.group("word")) is None
                 if not looks_random(value, hex_ok=hex_ok):
                     return match.group(0)
@@ -377,6 +367,9 @@ def _placeholder_value(value: str) -> bool:
     """A password "value" that is a reference, a placeholder or a type, not a password."""
     return bool(_NOT_A_PASSWORD.rx.fullmatch(value.strip("\"'")))
 
+
+# ``password=form.password``: a bare value that is an attribute of an object, not a password.
+_DOTTED = Lazy(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 _PLACED = Lazy(r"\[redacted:[a-z-]+\]")
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from bourdon.access.redact import redacted
 from bourdon.cli import output
 from bourdon.cli.shared import open_library, report_write
 from bourdon.digest import digest8
@@ -76,7 +77,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_promote(args: argparse.Namespace) -> int:
     library = open_library(args)
-    result = library.promote(_staged_caller(library, args), args.agent)
+    result = library.promote(_staged_caller(library, args), args.agent, clean=redacted)
     report_write(result, args.json)
     return 0
 

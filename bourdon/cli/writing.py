@@ -7,6 +7,7 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bourdon.access.redact import redacted
 from bourdon.cli import output
 from bourdon.cli.shared import library_path, open_library, read_input, report_write
 from bourdon.errors import InputError, LibraryError
@@ -180,7 +181,7 @@ def cmd_commit(args: argparse.Namespace) -> int:
         raise InputError(f"{args.file} must hold a mapping in the manifest's shape")
     library = open_library(args)
     result = library.commit(
-        args.agent, change, mode=args.mode, expected_digest=args.expected_digest
+        args.agent, redacted(change), mode=args.mode, expected_digest=args.expected_digest
     )
     report_write(result, args.json)
     return 0

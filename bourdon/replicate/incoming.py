@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from bourdon.access.redact import redacted, redacted_or_none
 from bourdon.errors import InputError, ManifestError
 from bourdon.merge.twoway import compare
 from bourdon.model import AGENTS_DIR, SUFFIX, check_agent_id
@@ -51,7 +52,7 @@ def incoming(
         if filename in before:
             with contextlib.suppress(ManifestError):
                 older = library.manifest_at(base, agent_id)
-        yield agent_id, older, after
+        yield agent_id, redacted_or_none(older), redacted(after)  # what a remote sent is redacted
 
 
 def current_manifest(library: Library, agent_id: str) -> dict[str, Any] | None:

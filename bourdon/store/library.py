@@ -29,7 +29,7 @@ from bourdon.store.layout import ADOPTING, AGENTS, LOCAL, agent_path, staging_pa
 from bourdon.store.manifests import Manifests
 from bourdon.store.provenance import Provenance, writer
 from bourdon.store.recovery import Recovery
-from bourdon.store.staging import StagedWrite, list_staged
+from bourdon.store.staging import Clean, StagedWrite, list_staged
 from bourdon.store.writelock import WriteLock
 from bourdon.store.writes import Writer, WriteResult
 
@@ -357,9 +357,9 @@ class Library:
         return Manifest(self._manifests.data(path, None, f"{caller}/{agent_id} in staging"))
 
     def promote(
-        self, caller: str, agent_id: str, provenance: Provenance | None = None
+        self, caller: str, agent_id: str, provenance: Provenance | None = None, clean: Clean = None
     ) -> WriteResult:
-        """Merge a staged write into the live manifest and clear it, in one commit."""
+        """Merge a staged write (passed through ``clean``) into the live manifest, one commit."""
         staged_path = staging_path(caller, agent_id)
         staged = self._manifests.data(staged_path, None, f"{caller}/{agent_id} in staging")
         return self._writer.write(
@@ -367,7 +367,7 @@ class Library:
             agent_id,
             "promote",
             writer(provenance, self.machine),
-            changes.promoting(staged),
+            changes.promoting(clean(staged) if clean else staged),
             None,
             also={staged_path: None},
             extra={"Stager": caller},

@@ -6,7 +6,9 @@ is promoted into the live manifest; rejecting it deletes the file in a commit of
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from bourdon.digest import digest
 from bourdon.errors import InputError, NotFoundError
@@ -14,6 +16,10 @@ from bourdon.model import ROW_SECTIONS, SUFFIX
 from bourdon.store.history import iso
 from bourdon.store.layout import STAGING
 from bourdon.store.manifests import Manifests
+
+# What promotion passes a staged write through, handed in by a caller above the store (the CLI
+# gives secret redaction, which the store cannot import).
+Clean = Callable[[dict[str, Any]], dict[str, Any]] | None
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bourdon.access.redact import redacted
 from bourdon.digest import digest8
 from bourdon.errors import ConflictError, InputError
 from bourdon.model import ENTITIES, NOTES, SESSIONS, WORKSTREAMS
@@ -122,6 +123,7 @@ def commit_to_federation(
     level: int | None = None,
     local: bool = True,
 ) -> dict[str, Any]:
+    change = redacted(change)  # before staging or committing: nothing secret reaches git
     if staged:
         if mode != "merge":
             raise InputError("a quarantined member can only merge; replace needs a trusted member")
