@@ -199,6 +199,16 @@ def agents_named(tool: str, answer: dict[str, Any]) -> set[str]:
 
 
 @pytest.mark.parametrize("tool", FEDERATED)
+async def test_a_quarantined_member_is_shown_no_peer_row(world: World, tool: str) -> None:
+    async with member(world.a, "desk") as desk:
+        answer, text = await call(desk, tool, **FEDERATED[tool])
+    assert agents_named(tool, answer) == {"a-code"}  # its grant, and nothing of the peers
+    for leak in (B_CANARY, "b-code", "peer:", "forge", "SYSTEM", A_HIDDEN, "a-vault",
+                 str(world.b.port), str(world.forger_port)):
+        assert leak not in text, (tool, leak)
+
+
+@pytest.mark.parametrize("tool", FEDERATED)
 async def test_a_trusted_member_is_shown_the_peers_rows(world: World, tool: str) -> None:
     async with member(world.a, "ops") as ops:
         answer, _ = await call(ops, tool, **FEDERATED[tool])
