@@ -21,7 +21,7 @@ from pathlib import PurePath
 from typing import Any, Final
 
 from bourdon.access.visibility import OPEN, Access, Scope, resolve
-from bourdon.model import fold
+from bourdon.model import Visibility, fold
 from bourdon.query.answer import meta
 from bourdon.query.index import Index
 from bourdon.query.mentions import CONFIDENCE_RANK, MAX_PROMPT, confidence, name_words, recognize
@@ -146,6 +146,9 @@ def prepare_recognition_context(
         ),
     }
     drifting = [d for d in index.drifting if access.allows_agent(d["agent"])]
+    if scope.agents is not None or scope.ceiling < Visibility.TEAM:
+        # Quarantined members and callers without a token: a reason may name a path here.
+        drifting = [{k: v for k, v in d.items() if k != "reason"} for d in drifting]
     if drifting:
         answer["drifting_surfaces"] = drifting
     answer["recognition_latency_us"] = round((time.perf_counter() - start) * 1e6, 1)
