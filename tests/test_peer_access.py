@@ -16,30 +16,28 @@ with the real MCP client over HTTP.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import subprocess
 import sys
 import unicodedata
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
 
 from bourdon.access.trust import MemberRegistry
 from bourdon.formats import yamlio
 from bourdon.store.library import Library
 from bourdon.store.provenance import Provenance
 from bourdon.testing import manifest
-from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
+from bourdon.testing.serving import stop_process
+from tests.support.served import HttpServer, call, member
 
 pytestmark = pytest.mark.anyio
 
 FORGER = Path(__file__).with_name("peers_forging.py")
-STARTUP = 90.0  # seconds for a subprocess server to listen (the box may be busy)
 SINCE = "2000-01-01"
 B_CANARY = "basilisk-b-7d21"  # in B's public and team rows: only trusted members may see it
 A_HIDDEN = "vaultword-a-93c4"  # in an agent of A that desk was not granted
@@ -83,43 +81,9 @@ def make_library(root: Path, *manifests: dict[str, Any]) -> Path:
 
 
 @dataclass
-class Server:
-    root: Path
-    user: Path
-    port: int = field(default_factory=free_port)
-    args: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    tokens: dict[str, str] = field(default_factory=dict)
-    proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def home(self) -> Path:
-        return self.user / ".bourdon"
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-    def start(self) -> None:
-        log = self.user / "serve.log"
-        with open(log, "wb") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "bourdon", "--library", str(self.root), "serve",
-                 "--transport", "http", "--port", str(self.port), "--no-watch",
-                 "--peer-deadline", "20", "--recognition-deadline", "20", *self.args],
-                env={**child_env(self.user), **self.env},
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-            )
-
-    def wait(self) -> None:
-        assert self.proc is not None
-        wait_for_port(self.proc, self.port, timeout=STARTUP, log=self.user / "serve.log")
-
-
-@dataclass
 class World:
-    a: Server
-    b: Server
+    a: HttpServer
+    b: HttpServer
     forger_port: int
 
 
@@ -129,9 +93,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     for name in ("a", "b"):
         (base / f"user-{name}").mkdir()
     hidden = code_manifest("a-vault", A_HIDDEN)
-    a = Server(make_library(base / "lib-a", code_manifest("a-code", "ambergris"), hidden),
-               base / "user-a")
-    b = Server(make_library(base / "lib-b", code_manifest("b-code", B_CANARY)), base / "user-b")
+    a = HttpServer(
+        make_library(base / "lib-a", code_manifest("a-code", "ambergris"), hidden), base / "user-a"
+    )
+    b = HttpServer(make_library(base / "lib-b", code_manifest("b-code", B_CANARY)), base / "user-b")
+    for server in (a, b):  # generous deadlines: what is shown must not depend on the box's load
+        server.args += ["--peer-deadline", "20", "--recognition-deadline", "20"]
     a.tokens["desk"] = MemberRegistry(a.home).add("desk", "quarantined", ["a-code"])
     a.tokens["ops"] = MemberRegistry(a.home).add("ops", "trusted")
     a.env["BOURDON_PEER_TOKEN_B"] = MemberRegistry(b.home).add("a", "trusted", peer=True)
@@ -150,39 +117,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         b.wait()
         yield World(a, b, port)
     finally:
-        for server in (a, b):
-            if server.proc is not None:
-                stop_process(server.proc)
+        a.stop()
+        b.stop()
         stop_process(forger)
-
-
-@contextlib.asynccontextmanager
-async def member(server: Server, name: str) -> AsyncIterator[Client]:
-    """The member ``name`` of ``server``, over streamable HTTP with its bearer token."""
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
-
-    async with (
-        create_mcp_http_client({"Authorization": f"Bearer {server.tokens[name]}"}) as hc,
-        Client(streamable_http_client(server.url, http_client=hc)) as client,
-    ):
-        yield client
-
-
-async def call(client: Client, tool: str, **args: Any) -> tuple[dict[str, Any], str]:
-    """The structured answer, and everything the tool answered (echoed prompts left out)."""
-    result = await client.call_tool(tool, args)
-    assert not result.is_error, result.content
-    answer = dict(result.structured_content or {})
-    texts = []
-    for content in result.content:
-        text = getattr(content, "text", "")
-        with contextlib.suppress(ValueError):
-            if json.loads(text) == result.structured_content:
-                continue  # the same answer, serialized
-        texts.append(text)
-    seen = {k: v for k, v in answer.items() if not (k in args and v == args[k])}
-    return answer, json.dumps(seen) + "\n".join(texts)
 
 
 def agents_named(tool: str, answer: dict[str, Any]) -> set[str]:
