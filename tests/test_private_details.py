@@ -162,3 +162,36 @@ async def test_history_subjects_count_only_rows_the_caller_may_see(
     ) as operator:
         mine, _ = await call(operator, "list_memory_versions", agent_id="atlas")
     assert subjects(mine)[:2] == ["merge atlas: +2 ~0 -0 rows", "merge atlas: +2 ~0 -0 rows"]
+
+
+VALUE = f"secretvalue{HEX}"
+BAD_FIELDS: dict[str, tuple[dict[str, Any], str]] = {
+    "agent-type": ({"agent": {"id": "x", "type": VALUE}}, "/agent/type"),
+    "spec-version": ({"spec_version": VALUE}, "/spec_version"),
+    "last-updated": ({"last_updated": VALUE}, "/last_updated"),
+    "private-tags": ({"visibility_policy": {"private_tags": VALUE}}, "/visibility_policy"),
+    "policy-default": ({"visibility_policy": {"default": VALUE}}, "/visibility_policy/default"),
+    "capabilities": ({"capabilities": VALUE}, "/capabilities"),
+    "entity-date": ({"known_entities": [{"name": "e", "last_touched": VALUE}]},
+                    "/known_entities/0/last_touched"),
+    "entity-visibility": ({"known_entities": [{"name": "e", "visibility": VALUE}]},
+                          "/known_entities/0/visibility"),
+    "session-date": ({"recent_sessions": [{"date": VALUE}]}, "/recent_sessions/0/date"),
+    "workstream-status": ({"known_workstreams": [{"name": "w", "status": VALUE}]},
+                          "/known_workstreams/0/status"),
+    "note-date": ({"notes": [{"date": VALUE, "text": "t"}]}, "/notes/0/date"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_FIELDS)
+def test_a_refused_manifest_names_the_field_and_never_its_value(case: str) -> None:
+    from bourdon.errors import SchemaError
+    from bourdon.formats import schema
+
+    change, path = BAD_FIELDS[case]
+    data = {**manifest("x"), **change}
+    with pytest.raises(SchemaError) as refused:
+        schema.validate(data)
+    said = [refused.value.message, *refused.value.problems]
+    assert any(path in text for text in said), said
+    assert not any(VALUE in text for text in said), said
