@@ -2,8 +2,8 @@
 counts of hidden rows in history subjects.
 
 One real ``bourdon serve --transport http`` subprocess on 127.0.0.1; its members come from its
-registry (``desk`` quarantined, granted ``atlas``, ``claude-code`` and ``polbad``; ``ops``
-trusted) and call it with the real MCP client. Canary strings sit where only the local operator
+registry (``desk`` quarantined, granted ``atlas``, ``claude-code``, ``polbad`` and
+``dirbad``; ``ops`` trusted) and call it with the real MCP client. Canary strings sit where only the local operator
 may read them: in the name of a private tag of a manifest the index cannot serve (``polbad``),
 in the paths of the server's machine (its home, its library, a reader's store named in the drift
 verdict and the hook failure log), and in the private rows of ``atlas`` that two writes added.
@@ -63,6 +63,8 @@ def build(root: Path) -> None:
     # A manifest whose private tags are a string, not a list: the index cannot serve it.
     bad = manifest("polbad", visibility_policy={"default": "team", "private_tags": TAG_CANARY})
     (root / "agents" / "polbad.l5.yaml").write_bytes(yamlio.dump(bad))
+    # A manifest that cannot be read at all (a folder where a file should be).
+    (root / "agents" / "dirbad.l5.yaml").mkdir()
     # The reader claude-code stopped yielding: its verdict and its hook failure name its store.
     save_watermark(root, "claude-code", {
         "reader": "claude-code", "rows": 3, "outcome": "missing",
@@ -81,7 +83,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     server.user.mkdir()
     build(server.root)
     registry = MemberRegistry(server.home)
-    server.tokens["desk"] = registry.add("desk", "quarantined", ["atlas", "claude-code", "polbad"])
+    server.tokens["desk"] = registry.add("desk", "quarantined", ["atlas", "claude-code", "polbad", "dirbad"])
     server.tokens["ops"] = registry.add("ops", "trusted")
     server.start()
     try:
@@ -123,11 +125,13 @@ async def test_memory_status_and_recognition_show_a_quarantined_member_no_path(
         recognized, recognized_text = await call(
             desk, "prepare_recognition_context", prompt="what about bourdon?"
         )
+        listed, listed_text = await call(desk, "list_agents")
+    assert any("agents/dirbad.l5.yaml" in w for w in listed["meta"]["warnings"])
     entry = {e["reader"]: e for e in status["readers"]}["claude-code"]
     assert entry["drifting"] is True and entry["health"]["ok"] is False  # still told what is wrong
     assert entry["last_hook_failure"]["when"]
     assert [d["agent"] for d in recognized["drifting_surfaces"]] == ["claude-code"]
-    for text in (status_text, recognized_text):
+    for text in (status_text, recognized_text, listed_text):
         for path in (STORE, str(served.root), str(served.user), "/srv/"):
             assert path not in text
 
