@@ -1040,7 +1040,7 @@ def test_validate_reports_a_broken_file_among_good_ones(
     assert result.code == 3
     lines = result.out.splitlines()
     assert "INVALID  agents/bad.l5.yaml" in lines
-    assert "         agents/bad.l5.yaml: /notes/0/date: 'yesterday' is not a 'date'" in lines
+    assert "         agents/bad.l5.yaml: /notes/0/date: is not a 'date' (YYYY-MM-DD)" in lines
     assert "ok       agents/codex.l5.yaml" in lines
     assert lines[-1] == "5 valid, 1 invalid"
     data = cli("--library", root, "validate", "--json").json()
@@ -1071,7 +1071,7 @@ def test_validate_explicit_files(cli: Any, tmp_path: Path, monkeypatch: pytest.M
     lines = result.out.splitlines()
     assert lines[0] == "INVALID  bad.yaml"
     assert "         bad.yaml: /: 'last_updated' is a required property" in lines
-    assert "         bad.yaml: /notes/0/date: 'yesterday' is not a 'date'" in lines
+    assert "         bad.yaml: /notes/0/date: is not a 'date' (YYYY-MM-DD)" in lines
     assert "INVALID  alias.yaml" in lines
     assert any(line.startswith("         alias.yaml: uses a YAML anchor") for line in lines)
     assert f"ok       {good}" in lines

@@ -694,8 +694,9 @@ def enum_cases() -> Iterator[Bad]:
             "'human'",
         ),
     ]
-    for name, data, path, shown in cases:
-        yield Bad(f"enum/{name}", as_json(data), SchemaError, (path + ":", shown, "is not one of"))
+    for name, data, path, _value in cases:
+        # The value is never quoted (it may be private): the path and the rule say what is wrong.
+        yield Bad(f"enum/{name}", as_json(data), SchemaError, (path + ":", "is not one of"))
 
 
 def date_cases() -> Iterator[Bad]:
@@ -714,7 +715,7 @@ def date_cases() -> Iterator[Bad]:
             f"date/last-touched-{ascii(value).strip(chr(39))}",
             as_json(manifest(known_entities=[entity(last_touched=value)])),
             SchemaError,
-            ("/known_entities/0/last_touched:", repr(value), reason),
+            ("/known_entities/0/last_touched:", reason),
         )
     for section, row, path in (
         ("recent_sessions", session(date="2026-02-31"), "/recent_sessions/0/date"),
@@ -726,7 +727,7 @@ def date_cases() -> Iterator[Bad]:
             f"date/{path.strip('/').replace('/', '-')}",
             as_json(manifest(**{section: [row]})),
             SchemaError,
-            (path + ":", repr(row[path.rsplit("/", 1)[1]])),
+            (path + ":", "is not a 'date'"),
         )
     for value, reason in (
         ("2026-01-05T10:00:00", "needs a time zone offset"),
@@ -748,14 +749,14 @@ def date_cases() -> Iterator[Bad]:
             f"date/last-updated-{ascii(value).strip(chr(39))}",
             as_json(manifest(last_updated=value)),
             SchemaError,
-            ("/last_updated:", repr(value), "is not a valid date-time", reason),
+            ("/last_updated:", "is not a valid date-time", reason),
         )
     for value in ("one", "1", "0.1.0", "v0.1"):
         yield Bad(
             f"version/spec-version-{value}",
             as_json(manifest(spec_version=value)),
             SchemaError,
-            ("/spec_version:", repr(value), "does not match"),
+            ("/spec_version:", "does not match"),
         )
 
 

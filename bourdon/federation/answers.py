@@ -210,7 +210,9 @@ def merge_recognition(
     lines = answer["prompt_context"].split("\n") if answer["prompt_context"] else []
     limits = answer["meta"]
     for match in extra:
-        text = line(match)
+        # ``line`` cleans the peer's text; whatever it returns is one line all the same, since
+        # a clean header cannot keep a forged line from being read as bourdon's own.
+        text = " ".join(line(match).splitlines())
         if not lines:
             lines.append(header)
         if (

@@ -2,7 +2,7 @@
 
 The RFC 3339 ``date-time`` format (jsonschema leaves it unchecked without an optional
 package), text free of control characters, and readable one-line messages for schema errors
-that name the path and never quote a long value. Problems are collected as ``/path: what``
+that name the path and the rule, never the value. Problems are collected as ``/path: what``
 strings and raised together as one ``SchemaError``.
 """
 
@@ -90,21 +90,52 @@ def schema_problems(validator: Draft202012Validator, instance: object, prefix: s
 
 
 def say(error: Any) -> str:
-    """One readable line for a jsonschema error, with long values shortened, not the reason."""
-    value, limit = error.instance, error.validator_value
-    if error.validator == "maxLength":
+    """One readable line for a jsonschema error that names the rule broken, never the value.
+
+    The path before it says which file, row and field; the value itself may be private (a row's
+    text, the name of a private tag), and a message can travel to callers over the network.
+    """
+    value, limit, rule = error.instance, error.validator_value, error.validator
+    if rule == "maxLength":
         return f"is {len(value):,} characters long; the limit is {limit:,}"
-    if error.validator == "maxItems":
+    if rule == "maxItems":
         return f"has {len(value):,} items; the limit is {limit:,}"
-    shown = repr(value)
-    if len(shown) > 80:
-        shown = shown[:77] + "..."
-    if error.cause is not None:
-        return f"{shown} is not a valid {limit}: {error.cause}"
-    message: str = error.message
-    if len(message) > 200:
-        message = message.replace(repr(value), shown)
-    return message if len(message) <= 240 else message[:237] + "..."
+    if rule == "minLength":
+        return "should be non-empty" if limit == 1 else f"is shorter than {limit:,} characters"
+    if rule == "minItems":
+        return f"has fewer than {limit:,} items"
+    if rule == "required":
+        missing = [k for k in limit if isinstance(value, dict) and k not in value]
+        return f"{missing[0]!r} is a required property" if missing else "misses a field"
+    if rule == "type":
+        wanted = limit if isinstance(limit, str) else " or ".join(limit)
+        return f"is not of type {wanted!r} (it is {kind_of(value)})"
+    if rule == "enum":
+        return "is not one of " + ", ".join(repr(v) for v in limit)
+    if rule == "const":
+        return f"must be {limit!r}"
+    if rule == "pattern":
+        return f"does not match {limit}"
+    if rule == "format":
+        cause = _cause(error)
+        if limit == "date":
+            return "is not a 'date' (YYYY-MM-DD)" + (f": {cause}" if cause else "")
+        return f"is not a valid {limit}" + (f": {cause}" if cause else "")
+    if rule in ("anyOf", "oneOf"):  # a session's date: a date, or "" when none was known
+        formats = [e for e in error.context or () if e.validator == "format"]
+        if formats:
+            return say(formats[0])
+    if rule == "additionalProperties":  # names the fields (keys), not their values
+        message: str = error.message
+        return message if len(message) <= 240 else message[:237] + "..."
+    return f"breaks the schema's {rule!r} rule"
+
+
+def _cause(error: Any) -> str:
+    """Why a format check failed, unless saying so would quote the value."""
+    cause = " ".join(str(error.cause or "").split())
+    shown = str(error.instance)
+    return "" if not cause or (shown and shown in cause) or repr(shown) in cause else cause
 
 
 def text_problems(value: object, path: str) -> list[str]:

@@ -232,7 +232,9 @@ class Index:
         except (OSError, BourdonError) as exc:
             self.agents.pop(agent_id, None)
             self.row_problems.pop(name, None)
-            message = exc.message if isinstance(exc, BourdonError) else str(exc)
+            # An OSError's text holds the file's absolute path: the name above says which file,
+            # and the path of the server's machine is not for every caller to read.
+            message = exc.message if isinstance(exc, BourdonError) else exc.strerror or str(exc)
             self.problems[name] = f"agents/{name} skipped: {message}"
 
     def row_warnings(self, level: int, agents: frozenset[str] | None = None) -> list[str]:

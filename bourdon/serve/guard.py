@@ -157,14 +157,20 @@ class Guard:
     async def _with_peers(self, op: str, peers: AskPeers, local: dict[str, Any]) -> dict[str, Any]:
         """Local only when the call itself comes from a peer (its member is marked peer, or it
         passes federation_hop >= 1), when there are no peers, or when the answer is an error.
+
+        Local only, too, for a caller that reads only some namespaces (a quarantined member):
+        its grants name this library's agents, and a peer's agents are never among them, so
+        the peers are not asked on its behalf and their rows, agents and names never reach it.
         """
         federation = self.federation
+        caller = current_caller()
         if (
             not isinstance(local, dict)
             or federation is None
             or not federation.peers
             or peers.hop >= 1
-            or current_caller().peer
+            or caller.peer
+            or caller.readable() is not None
         ):
             return local
         deadline = self.recognition_deadline if peers.recognition else self.deadline

@@ -23,9 +23,12 @@ if TYPE_CHECKING:
 
 
 def peer_line(match: Mapping[str, Any]) -> str:
-    """A peer's match as a line of the prompt fragment, marked as bourdon's, naming its agents."""
+    """A peer's match as a line of the prompt fragment, marked as bourdon's, naming its agents.
+
+    Everything in it is the peer's text: each part is made one bounded line, so no agent name
+    or entity name a peer sends can start a line of its own."""
     return (
-        f"[bourdon:{', '.join(match['agents'][:2])}] {context.one_line(match['name'], 80)}"
+        f"[bourdon:{context.agent_list(match['agents'], 2)}] {context.one_line(match['name'], 80)}"
         f" ({context.one_line(match.get('type') or 'topic', 30)})"
     )
 

@@ -95,6 +95,8 @@ def schema_versions(
 
 def readers(found: Mapping[str, Any], audience: Audience) -> dict[str, Any]:
     entries = [e for e in found.get("readers", []) if audience.may_read(e["reader"])]
+    if not audience.detail:
+        entries = [without_paths(e) for e in entries]
     return {
         "readers": entries,
         # Plugin errors and failures of hooks for other agents may name anything.
@@ -103,6 +105,33 @@ def readers(found: Mapping[str, Any], audience: Audience) -> dict[str, Any]:
         if audience.detail
         else [],
     }
+
+
+HIDDEN: Final = "not shown to quarantined members: it may name paths on the server's machine"
+
+
+def without_paths(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A reader's entry without what may name a path of the server's machine: its store, the
+    text of its health, of its last hook failure and of its drift or erosion. Whether each
+    is fine, and when, stays."""
+    out = {**entry, "store": None}
+    health = entry.get("health")
+    if isinstance(health, Mapping):
+        out["health"] = {"ok": health.get("ok"), "message": HIDDEN, "fix": None}
+    failure = entry.get("last_hook_failure")
+    if isinstance(failure, Mapping):
+        out["last_hook_failure"] = {
+            "what": failure.get("what"),
+            "agent": failure.get("agent"),
+            "when": failure.get("when"),
+            "error": HIDDEN,
+        }
+    drift = entry.get("drift")
+    if isinstance(drift, Mapping):
+        out["drift"] = {**drift, "reason": HIDDEN}
+    if entry.get("reason") is not None:
+        out["reason"] = HIDDEN
+    return out
 
 
 def staging(

@@ -4,12 +4,13 @@ write produced a state, as far as the caller may see them."""
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any, Final
 
 from bourdon.access.visibility import filter_manifest
 from bourdon.errors import NotFoundError
 from bourdon.formats import yamlio
-from bourdon.merge.twoway import RowChanges
+from bourdon.merge.twoway import RowChanges, compare
 from bourdon.model import Visibility
 from bourdon.query.paging import clamp_limit
 from bourdon.serve.writes.counts import SHORT, hidden
@@ -45,6 +46,48 @@ def _visible_size(library: Library, agent_id: str, version_id: str, level: int) 
     return len(yamlio.dump(filter_manifest(data, Visibility(level))))
 
 
+# A write's subject, as ``store.writes.summary`` makes it: ``merge atlas: +2 ~1 -0 rows``.
+_COUNTED: Final = re.compile(r"(?P<head>.*): \+\d+ ~\d+ -\d+ rows")
+
+
+def _subjects(
+    library: Library, agent_id: str, versions: list[Version], shown: int, level: int | None
+) -> list[str]:
+    """The subjects of the first ``shown`` versions; for a caller who may not see every row, a
+    subject that counts rows counts only those it may see, so "+1" does not tell it that a
+    private row was added. ``versions`` holds the state before the last one shown, if any.
+    """
+    subjects = [v.subject for v in versions[:shown]]
+    if level is None or not hidden(level):
+        return subjects
+    for i, v in enumerate(versions[:shown]):
+        found = _COUNTED.fullmatch(v.subject)
+        if found is not None:
+            before = versions[i + 1].version_id if i + 1 < len(versions) else None
+            added, updated, removed = _visible_change(
+                library, agent_id, before, v.version_id, level
+            )
+            subjects[i] = f"{found['head']}: +{added} ~{updated} -{removed} rows"
+    return subjects
+
+
+@functools.lru_cache(maxsize=4096)  # two versions never change: what changed between them neither
+def _visible_change(
+    library: Library, agent_id: str, before: str | None, after: str, level: int
+) -> tuple[int, int, int]:
+    try:
+        if before is not None:
+            changes = library.diff(agent_id, before, after, level)
+        else:
+            changes = compare(None, library.read(agent_id, after).data, level)
+    except NotFoundError:
+        return (0, 0, 0)
+    return tuple(  # type: ignore[return-value]
+        sum(len(rows) for rows in part.values())
+        for part in (changes.added, changes.changed, changes.removed)
+    )
+
+
 def list_memory_versions(
     library: Library, agent_id: str, limit: int | None, level: int | None = None
 ) -> dict[str, Any]:
@@ -52,10 +95,12 @@ def list_memory_versions(
     versions = library.history(agent_id, limit=size + 1)
     live = library.current_digest(agent_id)
     shown = versions[:size]
+    subjects = _subjects(library, agent_id, versions, len(shown), level)
     rows = [
         {
             "agent_id": agent_id,
             **v.to_dict(),
+            "subject": subjects[i],
             # The reference's snapshot fields: when (UTC, to the second) and how big.
             "taken_at": v.time,
             "size_bytes": bytes_at,
