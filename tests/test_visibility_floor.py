@@ -65,9 +65,12 @@ def private_rows() -> dict[str, Any]:
 # -- leak 1: a trusted HTTP member cannot un-hide a private row ---------------------------
 
 
+QUARANTINED = "desk-chat"
+
+
 class Served:
-    def __init__(self, root: Path, url: str, token: str, proc: subprocess.Popen[bytes]) -> None:
-        self.root, self.url, self.token, self.proc = root, url, token, proc
+    def __init__(self, root: Path, url: str, tokens: dict[str, str]) -> None:
+        self.root, self.url, self.tokens = root, url, tokens
 
 
 @pytest.fixture
@@ -75,7 +78,11 @@ def served(tmp_path: Path) -> Iterator[Served]:
     root, user = tmp_path / "lib", tmp_path / "user"
     with Library.init(root) as library:
         library.import_manifest(yamlio.dump(private_rows()), what=AGENT, provenance=OPERATOR)
-    token = MemberRegistry(user / ".bourdon").add(TRUSTED, "trusted")
+    registry = MemberRegistry(user / ".bourdon")
+    tokens = {
+        TRUSTED: registry.add(TRUSTED, "trusted"),
+        QUARANTINED: registry.add(QUARANTINED, "quarantined"),
+    }
     port = free_port()
     err = tmp_path / "server.stderr"
     with open(err, "wb") as e:
@@ -86,7 +93,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
         )
     try:
         wait_for_port(proc, port, log=err)
-        yield Served(root, f"http://127.0.0.1:{port}/mcp", token, proc)
+        yield Served(root, f"http://127.0.0.1:{port}/mcp", tokens)
     finally:
         stop_process(proc)
 
@@ -97,12 +104,12 @@ def anyio_backend() -> str:
 
 
 @contextlib.asynccontextmanager
-async def member(served: Served) -> AsyncIterator[Client]:
+async def member(served: Served, who: str = TRUSTED) -> AsyncIterator[Client]:
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    headers = {"Authorization": f"Bearer {served.token}"}
+    headers = {"Authorization": f"Bearer {served.tokens[who]}"}
     async with (
         create_mcp_http_client(headers, timeout=httpx2.Timeout(20.0)) as hc,
         Client(streamable_http_client(served.url, http_client=hc), cache=None) as client,
@@ -163,6 +170,27 @@ async def test_a_commit_answer_reads_the_same_for_a_hidden_name_and_a_new_one(
         )
     assert {k: hidden.get(k) for k in keys} == {k: fresh.get(k) for k in keys}
     assert hidden["added"] == 1 and hidden["updated"] == 0
+
+
+@pytest.mark.anyio
+async def test_a_staged_write_honours_expected_digest(served: Served) -> None:
+    note = {"date": "2026-11-30", "text": "from the desk"}
+    async with member(served, QUARANTINED) as client:
+        first = await call(client, "commit_to_federation", agent_id=QUARANTINED,
+                           agent_type="other", notes=[note])
+        assert first["staged"] is True
+        stale = "sha256:" + "0" * 64
+        refused = await client.call_tool("commit_to_federation", {
+            "agent_id": QUARANTINED, "notes": [{**note, "text": "second"}],
+            "expected_digest": stale})
+        assert refused.is_error
+        assert refused.structured_content is not None
+        error = refused.structured_content["error"]
+        assert error["status"] == 409
+        assert refused.structured_content.get("current_digest") == first["digest"]
+        again = await call(client, "commit_to_federation", agent_id=QUARANTINED,
+                           notes=[{**note, "text": "second"}], expected_digest=first["digest"])
+        assert again["staged"] is True and again["added"] == 1
 
 
 # -- leak 2: whoever can push to the remote cannot un-hide a private row -------------------
@@ -226,3 +254,60 @@ def test_only_the_operator_lowers_a_row_and_the_commit_says_so(
         text=True, check=True,
     ).stdout
     assert trailers(message).get("Lowered") == f"known_entities {SECRET!r}: private -> public"
+
+
+# -- item 16: a sync says which rows both sides changed, which fields, and who won ----------
+
+
+def test_sync_reports_every_conflict_and_records_it_in_history(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    remote = bare_repository(tmp_path / "remote.git")
+    a, b = tmp_path / "laptop", tmp_path / "desktop"
+    for root, machine in ((a, "laptop"), (b, "desktop")):
+        with Library.init(root, machine=machine) as library:
+            add_remote(library, "origin", str(remote))
+    row = {"name": "Ledgerline", "type": "project", "summary": "v1", "visibility": "team",
+           "last_touched": "2026-11-01"}
+    with Library.open(a, machine="laptop") as library:
+        library.commit(AGENT, manifest(AGENT, known_entities=[row]), provenance=OPERATOR)
+        sync(library, "origin")
+    with Library.open(b, machine="desktop") as library:
+        sync(library, "origin")
+        library.commit(AGENT, {"known_entities": [
+            {**row, "summary": "desktop's", "type": "library", "last_touched": "2026-11-20"}]},
+            provenance=OPERATOR)
+        sync(library, "origin")
+    with Library.open(a, machine="laptop") as library:
+        library.commit(AGENT, {"known_entities": [
+            {**row, "summary": "laptop's", "last_touched": "2026-11-10"}]}, provenance=OPERATOR)
+    capsys.readouterr()
+
+    assert main(["--library", str(a), "sync", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)["syncs"][0]
+    [received] = report["received"]
+    assert received["conflicts"] == [
+        {"section": "known_entities", "row": "Ledgerline", "fields": ["summary"],
+         "winner": "remote"}
+    ]
+    with Library.open(a) as library:
+        [version] = [v for v in library.history(AGENT) if v.op == "sync"]
+        assert version.to_dict()["conflicts"] == [
+            "known_entities 'Ledgerline' summary: remote won"
+        ]
+        assert library.read(AGENT).data["known_entities"][0]["summary"] == "desktop's"
+
+    # The same conflict, printed, on the other side's next sync.
+    with Library.open(b, machine="desktop") as library:
+        library.commit(AGENT, {"known_entities": [
+            {**row, "summary": "desktop again", "last_touched": "2026-11-25"}]},
+            provenance=OPERATOR)
+    with Library.open(a, machine="laptop") as library:
+        library.commit(AGENT, {"known_entities": [
+            {**row, "summary": "laptop again", "last_touched": "2026-11-30"}]},
+            provenance=OPERATOR)
+        sync(library, "origin")
+    capsys.readouterr()
+    assert main(["--library", str(b), "sync"]) == 0
+    out = capsys.readouterr().out
+    assert "origin: conflict in claude-code: known_entities 'Ledgerline' summary: remote won" in out

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from bourdon.errors import InputError, ManifestError
+from bourdon.merge.threeway import Conflict
 from bourdon.merge.twoway import compare
 from bourdon.model import AGENTS_DIR, SUFFIX, check_agent_id
 from bourdon.replicate.published import PublishedCache, agent_files
@@ -62,7 +63,11 @@ def current_manifest(library: Library, agent_id: str) -> dict[str, Any] | None:
 
 
 def as_received(
-    agent_id: str, current: dict[str, Any] | None, result: dict[str, Any], version: str | None
+    agent_id: str,
+    current: dict[str, Any] | None,
+    result: dict[str, Any],
+    version: str | None,
+    conflicts: list[Conflict] | None = None,
 ) -> Received:
     changes = compare(current, result)
     return Received(
@@ -71,4 +76,5 @@ def as_received(
         sum(map(len, changes.changed.values())),
         sum(map(len, changes.removed.values())),
         version,
+        [c.to_dict() for c in conflicts or []],
     )

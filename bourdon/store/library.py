@@ -298,7 +298,8 @@ class Library:
         each row both sides changed (``Bourdon-Conflict``), also put in ``conflicts``.
         """
         check_agent_id(agent_id)
-        extra, found = {"Remote": remote, "Theirs": theirs_commit}, conflicts or []
+        extra = {"Remote": remote, "Theirs": theirs_commit}
+        found = conflicts if conflicts is not None else []
         compute = changes.integrating(base, theirs, extra, self._manifests.row_json, found)
         path = agent_path(agent_id)
         # ``vetted``: theirs was validated when it was read from the remote's commit.
