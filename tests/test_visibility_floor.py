@@ -28,6 +28,7 @@ from bourdon.store.provenance import Provenance, trailers
 from bourdon.testing import manifest
 from bourdon.testing.remotes import bare_repository, every_object
 from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
+from tests.test_writes import call
 
 AGENT = "claude-code"
 SECRET = "Vesper merger"
@@ -115,14 +116,6 @@ async def member(served: Served, who: str = TRUSTED) -> AsyncIterator[Client]:
         Client(streamable_http_client(served.url, http_client=hc), cache=None) as client,
     ):
         yield client
-
-
-async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    answer: dict[str, Any] = result.structured_content
-    return answer
 
 
 def live_row(root: Path, section: str, name: str) -> dict[str, Any]:

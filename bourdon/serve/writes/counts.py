@@ -89,13 +89,7 @@ def visible_counts(library: Library, result: WriteResult, level: int | None) -> 
         if result.previous_version and not result.created
         else None
     )
-    changes = compare(before, after, level)
-    return CountsOf(
-        {s: len(r) for s, r in changes.added.items()},
-        {s: len(r) for s, r in changes.changed.items()},
-        {s: len(r) for s, r in changes.removed.items()},
-        visible_totals(after, level),
-    )
+    return counted(before, after, level)
 
 
 def commit_counts(
@@ -125,6 +119,13 @@ def commit_counts(
     change = {**change, "agent": {**(change.get("agent") or {}), "id": result.agent_id}}
     after, _ = merge(before, change, mode=mode, source=source)
     after = keep_floor(after, before)
+    return counted(before, after, level)
+
+
+def counted(
+    before: Mapping[str, Any] | None, after: Mapping[str, Any], level: int | None
+) -> CountsOf:
+    """Rows added, changed and removed from ``before`` to ``after`` at ``level``, and after."""
     changes = compare(before, after, level)
     return CountsOf(
         {s: len(r) for s, r in changes.added.items()},
