@@ -209,7 +209,10 @@ def test_a_row_pushed_to_the_remote_cannot_make_a_private_row_public(tmp_path: P
             provenance=Provenance(caller="attacker"),
         )
         sync(attacker, "origin")
-        sync(victim, "origin")
+        report = sync(victim, "origin")
+        [received] = report.received
+        assert {"section": "known_entities", "row": SECRET, "fields": ["visibility"],
+                "winner": "local"} in received.conflicts
         rows = {r["name"]: r for r in victim.read(AGENT).data["known_entities"]}
         assert rows[SECRET]["visibility"] == "private"
         assert rows[SECRET]["summary"] == SECRET_SUMMARY

@@ -18,7 +18,8 @@ A received row's visibility is the stricter of both sides (``floor.keep_floor``)
 push to the remote cannot make a row of this library less private than it is here.
 
 Every row both sides changed differently is reported as a ``Conflict``: which row, which
-fields both sides set to different values, and which side's values won.
+fields both sides set to different values, and which side's values won; a clash of
+``visibility`` is reported apart, won by the stricter side.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 
 from bourdon.merge.floor import keep_floor
 from bourdon.merge.twoway import label, union_lists
-from bourdon.model import LIST_FIELDS, ROW_SECTIONS, row_key
+from bourdon.model import LIST_FIELDS, ROW_SECTIONS, Visibility, row_key
 
 Row = Mapping[str, Any]
 LOCAL, REMOTE = "local", "remote"
@@ -147,11 +148,16 @@ def merge_rows(
         key
         for key in _keys(ours, theirs)
         if key not in LIST_FIELDS
-        and key not in ("name", "last_touched", "source")
+        and key not in ("name", "last_touched", "source", "visibility")
         and _clash((base or {}).get(key), ours.get(key), theirs.get(key))
     ]
     if clashes and found is not None:
         found.append(Conflict(section, label(section, ours), tuple(clashes), _side(newer, ours)))
+    seen = (ours.get("visibility"), theirs.get("visibility"))
+    if found is not None and _clash((base or {}).get("visibility"), *seen):
+        # Whatever the newer row says, the stricter visibility stays (``keep_floor``).
+        stricter = LOCAL if _strictness(seen[0]) >= _strictness(seen[1]) else REMOTE
+        found.append(Conflict(section, label(section, ours), ("visibility",), stricter))
     out: dict[str, Any] = {}
     for key in _keys(ours, theirs):
         if key == "name" and "name" in ours:
@@ -195,6 +201,12 @@ def _field(
         }
         return {k: v for k, v in merged.items() if v is not None}
     return ours  # a manifest-level scalar both changed: this library's stands
+
+
+def _strictness(value: object) -> int:
+    if isinstance(value, str) and value.upper() in Visibility.__members__:
+        return int(Visibility[value.upper()])
+    return int(Visibility.PRIVATE) if value is not None else -1
 
 
 def _side(row: object, ours: object) -> str:
