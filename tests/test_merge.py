@@ -564,3 +564,41 @@ def test_row_sections_are_the_schema_row_lists() -> None:
     for section, definition in SECTION_DEFS.items():
         assert schema["properties"][section]["items"] == {"$ref": f"#/$defs/{definition}"}
     assert set(ROW_SECTIONS) == set(SECTION_DEFS)
+
+
+# -- visibility only goes up, and a sync names its conflicts (issue 13) --------------------
+
+
+def test_a_remote_cannot_lower_a_row_even_through_the_policy_default() -> None:
+    from bourdon.merge.threeway import merge3
+
+    policy = {"default": "private"}
+    ours = {"visibility_policy": policy,
+            "known_entities": [{"name": "quiet", "summary": "kept here"}]}
+    base = {"visibility_policy": policy, "known_entities": []}
+    theirs = {"visibility_policy": {"default": "public"},
+              "known_entities": [{"name": "quiet", "visibility": "public",
+                                  "last_touched": "2099-01-01"}]}
+    merged = merge3(base, ours, theirs)
+    assert merged["known_entities"][0]["visibility"] == "private"
+    assert merged["known_entities"][0]["summary"] == "kept here"
+
+
+def test_merge3_names_each_conflict_its_fields_and_its_winner() -> None:
+    from bourdon.merge.threeway import Conflict, merge3
+
+    row = {"name": "x", "summary": "v1", "type": "project", "tags": ["a"]}
+    base = {"known_entities": [row], "notes": [{"date": "2026-01-01", "text": "n"}]}
+    ours = {"known_entities": [{**row, "summary": "ours", "tags": ["a", "b"],
+                                "last_touched": "2026-02-01"}], "notes": []}
+    theirs = {"known_entities": [{**row, "summary": "theirs", "type": "library",
+                                  "last_touched": "2026-03-01"}],
+              "notes": [{"date": "2026-01-01", "text": "n", "tags": ["edited"]}]}
+    found: list[Conflict] = []
+    merged = merge3(base, ours, theirs, found)
+    assert [c.to_dict() for c in found] == [
+        {"section": "known_entities", "row": "x", "fields": ["summary"], "winner": "remote"},
+        {"section": "notes", "row": "2026-01-01 | n", "fields": ["(removed)"], "winner": "remote"},
+    ]
+    assert merged["known_entities"][0]["summary"] == "theirs"
+    assert merged["notes"] == theirs["notes"]

@@ -209,6 +209,11 @@ def _print(report: Any, as_json: bool) -> None:
             f"-{got.removed} rows"
             + (f" (version {output.short(got.version)})" if got.version else "")
         )
+        for conflict in got.conflicts:
+            print(
+                f"{report.remote}: {verb}conflict in {got.agent_id}: {conflict['section']} "
+                f"{conflict['row']!r} {', '.join(conflict['fields'])}: {conflict['winner']} won"
+            )
     for sent in report.sent:
         kept = f", {sent.withheld} above {report.visibility} kept here" if sent.withheld else ""
         print(f"{report.remote}: {verb}send {sent.agent_id}: {sent.rows} rows{kept}")

@@ -61,6 +61,12 @@ def register(sub: Any) -> None:
         metavar="D",
         help="refuse the write unless the manifest's digest is still D",
     )
+    p.add_argument(
+        "--allow-lower-visibility",
+        action="store_true",
+        help="let the file lower rows' visibility (without it a row keeps at least the "
+        "visibility it has); the commit names each row lowered",
+    )
     add_json(p)
     p.set_defaults(func=cmd_commit)
 
@@ -181,7 +187,11 @@ def cmd_commit(args: argparse.Namespace) -> int:
         raise InputError(f"{args.file} must hold a mapping in the manifest's shape")
     library = open_library(args)
     result = library.commit(
-        args.agent, redacted(change), mode=args.mode, expected_digest=args.expected_digest
+        args.agent,
+        redacted(change),
+        mode=args.mode,
+        expected_digest=args.expected_digest,
+        allow_lower_visibility=args.allow_lower_visibility,
     )
     report_write(result, args.json)
     return 0

@@ -297,10 +297,10 @@ def compare(
     for section in ROW_SECTIONS:
         before = _keyed(section, old.get(section), _policy(old), level)
         after = _keyed(section, new.get(section), _policy(new), level)
-        changes.added[section] = [_label(section, r) for k, r in after.items() if k not in before]
-        changes.removed[section] = [_label(section, r) for k, r in before.items() if k not in after]
+        changes.added[section] = [label(section, r) for k, r in after.items() if k not in before]
+        changes.removed[section] = [label(section, r) for k, r in before.items() if k not in after]
         changes.changed[section] = [
-            _label(section, r) for k, r in after.items() if k in before and before[k] != r
+            label(section, r) for k, r in after.items() if k in before and before[k] != r
         ]
     return changes
 
@@ -322,7 +322,7 @@ def _policy(data: Mapping[str, Any]) -> Mapping[str, Any]:
     return policy if isinstance(policy, Mapping) else {}
 
 
-def _label(section: str, row: Mapping[str, Any]) -> str:
+def label(section: str, row: Mapping[str, Any]) -> str:
     """A row as people recognise it: its name, or its date and place or text."""
     if section in (ENTITIES, WORKSTREAMS):
         return str(row.get("name", ""))

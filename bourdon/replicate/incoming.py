@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from bourdon.access.redact import redacted, redacted_or_none
 from bourdon.errors import InputError, ManifestError
+from bourdon.merge.threeway import Conflict
 from bourdon.merge.twoway import compare
 from bourdon.model import AGENTS_DIR, SUFFIX, check_agent_id
 from bourdon.replicate.published import PublishedCache, agent_files
@@ -63,7 +64,11 @@ def current_manifest(library: Library, agent_id: str) -> dict[str, Any] | None:
 
 
 def as_received(
-    agent_id: str, current: dict[str, Any] | None, result: dict[str, Any], version: str | None
+    agent_id: str,
+    current: dict[str, Any] | None,
+    result: dict[str, Any],
+    version: str | None,
+    conflicts: list[Conflict] | None = None,
 ) -> Received:
     changes = compare(current, result)
     return Received(
@@ -72,4 +77,5 @@ def as_received(
         sum(map(len, changes.changed.values())),
         sum(map(len, changes.removed.values())),
         version,
+        [c.to_dict() for c in conflicts or []],
     )

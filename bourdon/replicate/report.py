@@ -15,6 +15,8 @@ class Received:
     changed: int
     removed: int
     version: str | None = None  # the integration commit; None in a dry run or for a no-op
+    # Rows both sides changed differently: ``Conflict.to_dict()`` (section, row, fields, winner).
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

@@ -10,7 +10,8 @@ One sync with a remote:
 1. **fetch** its published branch (``refs/bourdon/incoming/<name>``);
 2. **integrate** each agent the remote changed since the last agreed state (``refs/bourdon/
    synced/<name>``): ``Library.integrate`` merges three-way, row by row, as one commit per agent
-   whose second parent is the remote's commit;
+   whose second parent is the remote's commit; every row both sides changed is reported
+   (``Received.conflicts``) and named in that commit's ``Bourdon-Conflict`` trailers;
 3. **publish**: a commit on top of the remote's, holding the filtered manifests that differ;
 4. **push** it as a fast-forward. If the remote moved on meanwhile, start again at 1, at most
    ``attempts`` times.
@@ -33,7 +34,7 @@ from typing import Any, Final
 import filelock
 
 from bourdon.errors import BourdonError, BusyError, GitError
-from bourdon.merge.threeway import merge3
+from bourdon.merge.threeway import Conflict, merge3
 from bourdon.model import LOCAL_DIR, Visibility
 from bourdon.replicate import state as syncstate
 from bourdon.replicate.incoming import as_received, current_manifest, incoming
@@ -146,11 +147,14 @@ def _round(
     head_before = library.head()
     digests = PublishedCache(library)
     for agent_id, before, after in incoming(library, base, theirs, report, digests):
+        conflicts: list[Conflict] = []
         if report.dry_run:
             current = current_manifest(library, agent_id)
-            result = merge3(before, current, after) if current is not None else dict(after)
+            result = (
+                merge3(before, current, after, conflicts) if current is not None else dict(after)
+            )
             merged[agent_id] = result
-            report.received.append(as_received(agent_id, current, result, None))
+            report.received.append(as_received(agent_id, current, result, None, conflicts))
             continue
         assert theirs is not None
         say(f"integrating {agent_id}")
@@ -161,6 +165,7 @@ def _round(
             remote=name,
             theirs_commit=theirs,
             provenance=_provenance(name, machine),
+            conflicts=conflicts,
         )
         if not done.no_op:
             stats = done.stats
@@ -171,6 +176,7 @@ def _round(
                     stats.total_updated,
                     stats.total_removed,
                     done.version,
+                    [c.to_dict() for c in conflicts],
                 )
             )
     if theirs and theirs != base and not report.dry_run:

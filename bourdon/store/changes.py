@@ -3,6 +3,9 @@ new manifest by what each kind of write computes from the current one.
 
 The write protocol (``writes``) calls a ``Compute`` under the library lock with the manifest
 at HEAD (``None`` when the agent is new) and commits what it returns.
+
+No write lowers a row's visibility (``merge.floor``) except the operator's explicit choice
+(``lower=True``), which the commit records row by row (``Bourdon-Lowered``).
 """
 
 from __future__ import annotations
@@ -10,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from bourdon.digest import RowCache, digest
-from bourdon.errors import InputError
-from bourdon.merge.threeway import merge3
+from bourdon.digest import RowCache, digest, is_current, parse_digest
+from bourdon.errors import ConflictError, InputError
+from bourdon.merge.floor import keep_floor, lowered
+from bourdon.merge.threeway import Conflict, merge3
 from bourdon.merge.twoway import MergeStats, RowChanges, compare, merge, regenerate
 from bourdon.model import AGENT_TYPES, ROW_SECTIONS
 
@@ -59,13 +63,31 @@ def with_id(change: Mapping[str, Any], agent_id: str) -> dict[str, Any]:
 # -- what each write computes from the current manifest (``None``: the agent is new) -------
 
 
-def merging(agent_id: str, change: Mapping[str, Any], mode: str, source: dict[str, str]) -> Compute:
-    """``Library.commit``: merge (or replace) the change into the live manifest."""
+def merging(
+    agent_id: str,
+    change: Mapping[str, Any],
+    mode: str,
+    source: dict[str, str],
+    lower: bool = False,
+    extra: dict[str, str] | None = None,
+) -> Compute:
+    """``Library.commit``: merge (or replace) the change into the live manifest.
+
+    A row keeps at least the visibility it had, unless ``lower``: then what was lowered is
+    named in ``extra`` (the commit's ``Lowered`` trailers).
+    """
 
     def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
         if current is None:
             require_type(agent_id, change)
-        return merge(current, with_id(change, agent_id), mode=mode, source=source)
+        result, stats = merge(current, with_id(change, agent_id), mode=mode, source=source)
+        if not lower:
+            return keep_floor(result, current), stats
+        if extra is not None:
+            extra.pop("Lowered", None)
+            if names := lowered(current, result):
+                extra["Lowered"] = "\n".join(names)
+        return result, stats
 
     return compute
 
@@ -76,7 +98,8 @@ def regenerating(agent_id: str, fresh: Mapping[str, Any], source: dict[str, str]
     def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
         if current is None:
             require_type(agent_id, fresh)
-        return regenerate(current, with_id(fresh, agent_id), source)
+        result, stats = regenerate(current, with_id(fresh, agent_id), source)
+        return keep_floor(result, current), stats
 
     return compute
 
@@ -97,7 +120,8 @@ def promoting(staged: dict[str, Any]) -> Compute:
     staged = {k: v for k, v in staged.items() if k != REFERENCE_STAGING_NOTES}
 
     def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
-        return merge(current, staged, mode="merge")
+        result, stats = merge(current, staged, mode="merge")
+        return keep_floor(result, current), stats
 
     return compute
 
@@ -116,33 +140,57 @@ def integrating(
     theirs: Mapping[str, Any],
     extra: dict[str, str],
     row_json: RowCache,
+    conflicts: list[Conflict],
 ) -> Compute:
-    """``Library.integrate``: three-way merge with a remote's version; names both digests in
-    ``extra`` (the commit's trailers)."""
+    """``Library.integrate``: three-way merge with a remote's version; names both digests and
+    every conflict in ``extra`` (the commit's trailers) and in ``conflicts``."""
     extra["Theirs-Digest"] = digest(theirs, row_json)
 
     def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
         if current is None:
             return dict(theirs), stats_of(compare(None, theirs))
         extra["Ours-Digest"] = digest(current, row_json)
-        merged = merge3(base, current, theirs)
+        conflicts.clear()
+        merged = merge3(base, current, theirs, conflicts)
+        extra.pop("Conflict", None)
+        if conflicts:
+            extra["Conflict"] = "\n".join(str(c) for c in conflicts)
         return merged, stats_of(compare(current, merged))
 
     return compute
 
 
 def staging(
-    agent_id: str, change: Mapping[str, Any], live_type: str | None, source: dict[str, str]
+    agent_id: str,
+    change: Mapping[str, Any],
+    live_type: str | None,
+    source: dict[str, str],
+    expected: tuple[str, str | None] | None = None,
 ) -> Compute:
-    """``Library.stage``: merged into the staged file; a new one takes the live agent's type."""
+    """``Library.stage``: merged into the staged file; a new one takes the live agent's type.
+
+    ``expected``: (``expected_digest``, the live manifest's digest). The change was computed
+    from the staged file when there is one, else from the live manifest: the digest must be
+    that one's, as for a live write.
+    """
+    wanted = parse_digest(expected[0], "expected_digest") if expected else None
 
     def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
+        if expected is not None and wanted is not None:
+            now = digest(current) if current is not None else expected[1]
+            if not is_current(now, wanted):
+                raise ConflictError(
+                    f"{agent_id!r} changed since you read it: expected_digest {expected[0]} is "
+                    f"stale; the current digest is {now}. Re-read and retry",
+                    current_digest=now,
+                )
         proposed = with_id(change, agent_id)
         if current is None and live_type and not given_type(change):
             proposed["agent"] = {**proposed["agent"], "type": live_type}
         elif current is None:
             require_type(agent_id, change)
-        return merge(current, proposed, source=source)
+        result, stats = merge(current, proposed, source=source)
+        return keep_floor(result, current), stats
 
     return compute
 

@@ -22,7 +22,7 @@ from bourdon.merge.twoway import RowChanges, compare
 from bourdon.store.durable import atomic_write
 from bourdon.store.git.repo import GitRepo, LogEntry
 from bourdon.store.manifests import Manifests
-from bourdon.store.provenance import trailers
+from bourdon.store.provenance import repeated, trailers
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class Version:
     ours_digest: str | None = None
     theirs_digest: str | None = None
     reference_digest: str | None = None  # adopted from the reference: its sha256 of the bytes
+    conflicts: tuple[str, ...] = ()  # a sync: each row both sides changed, and who won
 
     @property
     def digest8(self) -> str | None:
@@ -72,6 +73,7 @@ class Version:
                 if self.theirs
                 else {}
             ),
+            **({"conflicts": list(self.conflicts)} if self.conflicts else {}),
             **({"reference_digest": self.reference_digest} if self.reference_digest else {}),
         }
 
@@ -184,6 +186,7 @@ class History:
             ours_digest=found.get("Ours-Digest"),
             theirs_digest=found.get("Theirs-Digest"),
             reference_digest=found.get("Reference-Digest"),
+            conflicts=tuple(repeated(entry.message, "Conflict")),
         )
 
 

@@ -5,6 +5,9 @@
 write computes), ``writelock`` and ``recovery`` (one writer; undoing what a crash left),
 ``staging``, ``create`` (new or adopted libraries), ``provenance`` (commit trailers), ``layout``
 and ``git``. Opening a library after a crash reconciles first, so its files equal HEAD again.
+
+Size: one short method per operation of the library, each delegating to the module that does
+the work; splitting the facade would split the one API every surface uses.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 
 from bourdon.errors import InputError, NotFoundError
 from bourdon.formats import reading
+from bourdon.merge.threeway import Conflict
 from bourdon.merge.twoway import RowChanges, compare
 from bourdon.model import SUFFIX, Manifest, check_agent_id
 from bourdon.store import adopt, changes, create
@@ -194,20 +198,26 @@ class Library:
         expected_digest: str | None = None,
         provenance: Provenance | None = None,
         op: str | None = None,
+        allow_lower_visibility: bool = False,
     ) -> WriteResult:
         """Merge (or replace) ``change`` into the agent's live manifest, as one commit.
 
         ``change`` has the manifest's shape; ``agent.type`` is needed when the agent is new.
         Raises ``ConflictError`` when ``expected_digest`` is given and is no longer current.
+        No row's visibility goes down unless ``allow_lower_visibility`` (the operator's
+        explicit choice, named in the commit's ``Bourdon-Lowered`` trailers).
         """
         check_agent_id(agent_id)
         if mode not in ("merge", "replace"):
             raise InputError(f"mode {mode!r} is not one of merge, replace")
         changes.check(agent_id, change)
-        who = writer(provenance, self.machine)
-        compute = changes.merging(agent_id, change, mode, who.source())
+        who, extra = writer(provenance, self.machine), dict[str, str]()
+        lower = allow_lower_visibility
+        compute = changes.merging(agent_id, change, mode, who.source(), lower, extra)
         path = agent_path(agent_id)
-        return self._writer.write(path, agent_id, op or mode, who, compute, expected_digest)
+        return self._writer.write(
+            path, agent_id, op or mode, who, compute, expected_digest, extra=extra
+        )
 
     def regenerate(
         self,
@@ -278,16 +288,19 @@ class Library:
         remote: str,
         theirs_commit: str,
         provenance: Provenance,
+        conflicts: list[Conflict] | None = None,
     ) -> WriteResult:
         """Integrate a remote's version of an agent into the live manifest, as one commit.
 
         Three-way against ``base`` (the state both sides last agreed on; ``syncmerge``), so
         rows changed on either side survive. The commit's second parent is the remote's
-        commit: history keeps both originals. Op ``sync``; trailers name both digests.
+        commit: history keeps both originals. Op ``sync``; trailers name both digests and
+        each row both sides changed (``Bourdon-Conflict``), also put in ``conflicts``.
         """
         check_agent_id(agent_id)
         extra = {"Remote": remote, "Theirs": theirs_commit}
-        compute = changes.integrating(base, theirs, extra, self._manifests.row_json)
+        found = conflicts if conflicts is not None else []
+        compute = changes.integrating(base, theirs, extra, self._manifests.row_json, found)
         path = agent_path(agent_id)
         # ``vetted``: theirs was validated when it was read from the remote's commit.
         return self._writer.write(
@@ -333,9 +346,16 @@ class Library:
     # -- staging -------------------------------------------------------------------------
 
     def stage(
-        self, caller: str, agent_id: str, change: Mapping[str, Any], provenance: Provenance
+        self,
+        caller: str,
+        agent_id: str,
+        change: Mapping[str, Any],
+        provenance: Provenance,
+        expected_digest: str | None = None,
     ) -> WriteResult:
-        """Record a quarantined caller's write under ``staging/<caller>/``; it is not served."""
+        """Record a quarantined caller's write under ``staging/<caller>/``; it is not served.
+
+        ``expected_digest`` is of the staged file, or of the live manifest while none is."""
         check_agent_id(caller, "caller id")
         check_agent_id(agent_id)
         changes.check(agent_id, change)
@@ -343,7 +363,8 @@ class Library:
         live_type = None
         with contextlib.suppress(NotFoundError):
             live_type = self.read(agent_id).agent_type
-        compute = changes.staging(agent_id, change, live_type, who.source())
+        expected = (expected_digest, self.current_digest(agent_id)) if expected_digest else None
+        compute = changes.staging(agent_id, change, live_type, who.source(), expected)
         path = staging_path(caller, agent_id)
         result = self._writer.write(path, agent_id, "stage", who, compute, None)
         return dataclasses.replace(result, staged=True)

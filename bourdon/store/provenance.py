@@ -32,7 +32,11 @@ TRAILERS: Final = (
     "Machine",
     "Reference-Digest",
     "Reference-Version",
+    "Lowered",
+    "Conflict",
 )
+# Trailers that may be given more than once: their value is one line per occurrence.
+REPEATED: Final = ("Lowered", "Conflict")
 
 
 @dataclass(frozen=True)
@@ -73,7 +77,13 @@ def message(
         "Digest": new_digest,
         **(extra or {}),
     }
-    lines = [f"Bourdon-{k}: {_one_line(v)}" for k, v in values.items() if v]
+    lines = [
+        f"Bourdon-{k}: {_one_line(part)}"
+        for k, v in values.items()
+        if v
+        for part in (str(v).split("\n") if k in REPEATED else [v])
+        if part.strip()
+    ]
     return f"{subject}\n\n" + "\n".join(lines) + "\n"
 
 
@@ -85,6 +95,12 @@ def trailers(text: str) -> dict[str, str]:
         if sep and key.startswith("Bourdon-") and key[8:] in TRAILERS:
             found[key[8:]] = value.strip()
     return found
+
+
+def repeated(text: str, key: str) -> list[str]:
+    """Every value of a trailer given more than once (``REPEATED``), in order."""
+    prefix = f"Bourdon-{key}: "
+    return [line[len(prefix) :].strip() for line in text.splitlines() if line.startswith(prefix)]
 
 
 def identity(name: str) -> str:

@@ -9,9 +9,9 @@ from bourdon.access.redact import redacted
 from bourdon.digest import digest8
 from bourdon.errors import ConflictError, InputError
 from bourdon.model import ENTITIES, NOTES, SESSIONS, WORKSTREAMS
-from bourdon.serve.writes.counts import visible_counts
+from bourdon.serve.writes.counts import CountsOf, commit_counts, visible_counts
 from bourdon.store.library import Library
-from bourdon.store.provenance import Provenance
+from bourdon.store.provenance import Provenance, writer
 from bourdon.store.writes import WriteResult
 
 
@@ -56,7 +56,12 @@ def build_change(
 
 
 def commit_summary(
-    result: WriteResult, library: Library, *, level: int | None = None, local: bool = True
+    result: WriteResult,
+    library: Library,
+    *,
+    level: int | None = None,
+    local: bool = True,
+    counted: CountsOf | None = None,
 ) -> dict[str, Any]:
     """The write summary of the reference (its counts, ``path``, ``mode``, ``last_updated``,
     ``digest``) and bourdon's (totals over the sections, versions, ``created``, ``staged``).
@@ -64,7 +69,7 @@ def commit_summary(
     ``local``: the caller is on this machine, so ``path`` is absolute as in the reference; a
     caller over the network gets it relative to the library (no server path leaves it).
     """
-    counted = visible_counts(library, result, level)
+    counted = counted or visible_counts(library, result, level)
     out: dict[str, Any] = {
         "agent_id": result.agent_id,
         "path": str(library.root / result.path) if local else result.path,
@@ -127,7 +132,10 @@ def commit_to_federation(
     if staged:
         if mode != "merge":
             raise InputError("a quarantined member can only merge; replace needs a trusted member")
-        result = library.stage(provenance.caller, agent_id, change, provenance)
+        try:
+            result = library.stage(provenance.caller, agent_id, change, provenance, expected_digest)
+        except ConflictError as exc:
+            raise stale(exc, agent_id, expected_digest, mode=mode) from exc
     else:
         try:
             result = library.commit(
@@ -135,4 +143,6 @@ def commit_to_federation(
             )
         except ConflictError as exc:
             raise stale(exc, agent_id, expected_digest, mode=mode) from exc
-    return commit_summary(result, library, level=level, local=local)
+    source = writer(provenance, library.machine).source()
+    counted = commit_counts(library, result, level, change, mode, source)
+    return commit_summary(result, library, level=level, local=local, counted=counted)

@@ -2,6 +2,10 @@
 
 "1 updated" must not tell a caller over the network that a private row exists, so for anyone
 but the local operator the counts are taken again with the rows above its level left out.
+
+A commit is counted as if the rows hidden from the caller were not there at all
+(``commit_counts``): a change naming a hidden row (which it updates, and which stays hidden)
+answers exactly as a change naming a new one would, so no answer says whether a name exists.
 """
 
 from __future__ import annotations
@@ -11,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from bourdon.access.visibility import filter_manifest
-from bourdon.merge.twoway import compare
+from bourdon.merge.floor import keep_floor
+from bourdon.merge.twoway import compare, merge
 from bourdon.model import ENTITIES, NOTES, ROW_SECTIONS, SESSIONS, WORKSTREAMS, Visibility
 from bourdon.store.library import Library
 from bourdon.store.writes import WriteResult
@@ -84,6 +89,43 @@ def visible_counts(library: Library, result: WriteResult, level: int | None) -> 
         if result.previous_version and not result.created
         else None
     )
+    return counted(before, after, level)
+
+
+def commit_counts(
+    library: Library,
+    result: WriteResult,
+    level: int | None,
+    change: Mapping[str, Any],
+    mode: str,
+    source: dict[str, str],
+) -> CountsOf:
+    """A commit's counts as the caller may see them, computed only from what it may see.
+
+    The change is merged again into the manifest as the caller sees it (rows above its level
+    left out), so the answer is the same whether or not a hidden row shares a name with a row
+    of the change: the caller learns nothing of rows it cannot see, not even that they exist.
+    """
+    if not hidden(level) or result.staged or result.no_op:
+        return visible_counts(library, result, level)
+    assert level is not None
+    before = (
+        filter_manifest(
+            library.read(result.agent_id, result.previous_version).data, Visibility(level)
+        )
+        if result.previous_version and not result.created
+        else None
+    )
+    change = {**change, "agent": {**(change.get("agent") or {}), "id": result.agent_id}}
+    after, _ = merge(before, change, mode=mode, source=source)
+    after = keep_floor(after, before)
+    return counted(before, after, level)
+
+
+def counted(
+    before: Mapping[str, Any] | None, after: Mapping[str, Any], level: int | None
+) -> CountsOf:
+    """Rows added, changed and removed from ``before`` to ``after`` at ``level``, and after."""
     changes = compare(before, after, level)
     return CountsOf(
         {s: len(r) for s, r in changes.added.items()},
