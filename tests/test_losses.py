@@ -6,8 +6,10 @@ Each test reproduces one loss or hazard found by attack on the landed code, as a
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -52,3 +54,43 @@ def test_a_library_owned_by_another_user_can_be_read(tmp_path: Path) -> None:
         assert library.repo.is_ancestor(versions[1], versions[0])
         clean, said = library.fsck()
         assert clean, said
+
+
+# -- 10. recoveries in the same second ---------------------------------------------------------
+
+
+def _interrupt(root: Path, agent: str, text: bytes) -> None:
+    """What a writer killed between its file write and its commit leaves behind."""
+    (root / "agents" / f"{agent}.l5.yaml").write_bytes(text)
+    head = git(root, "rev-parse", "HEAD").stdout.decode().strip()
+    intent = {"paths": [f"agents/{agent}.l5.yaml"], "head": head, "pid": 999_999}
+    (root / ".bourdon" / "intent.json").write_text(json.dumps(intent), encoding="utf-8")
+
+
+def test_two_recoveries_in_the_same_second_keep_both_uncommitted_files(tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    with Library.init(root) as library:
+        _agent(library, "x", "kept")
+        committed = library.read_bytes("x")
+    aside = root / ".bourdon" / "recovered"
+    # An earlier recovery's file for every second this test may run in: none may be overwritten.
+    aside.mkdir(parents=True)
+    now = int(time.time())
+    earlier = {
+        f"{t}-agents--x.l5.yaml": f"earlier {t}\n".encode() for t in range(now - 2, now + 300)
+    }
+    for name, data in earlier.items():
+        (aside / name).write_bytes(data)
+
+    first = committed.replace(b"name: kept", b"name: first-uncommitted")
+    second = committed.replace(b"name: kept", b"name: second-uncommitted")
+    for text in (first, second):
+        _interrupt(root, "x", text)
+        with Library.open(root) as reopened:
+            assert reopened.recovered
+            assert (root / "agents" / "x.l5.yaml").read_bytes() == committed
+
+    kept = sorted(p.read_bytes() for p in aside.iterdir())
+    assert first in kept and second in kept, "an uncommitted write was overwritten in recovered/"
+    for name, data in earlier.items():
+        assert (aside / name).read_bytes() == data, f"{name} was overwritten"

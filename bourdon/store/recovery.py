@@ -17,12 +17,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from bourdon.store.durable import atomic_write, move
+from bourdon.errors import LibraryError
+from bourdon.store.durable import atomic_write, fsync_dir
 from bourdon.store.git.repo import GitRepo
 from bourdon.store.layout import AGENTS, INTENT, LOCAL, STAGING
 from bourdon.store.manifests import Manifests
 
 STALE_AFTER: Final = 2.0
+_NOT_OURS: Final = ("recovered", "imported")  # folders of .bourdon/ that keep others' files
 
 
 class Recovery:
@@ -80,16 +82,21 @@ class Recovery:
         return locks
 
     def _leftover_temp_files(self) -> Iterator[Path]:
-        """Temp files of writes that never finished: their writer is no longer running."""
-        for pattern in (
-            f"{AGENTS}/.*.tmp",
-            f"{STAGING}/**/.*.tmp",
-            f"{LOCAL}/.*.tmp",
-            f"{LOCAL}/cache/**/.*.tmp",
-            f"{LOCAL}/history/.*.tmp",
-        ):
+        """Temp files of writes that never finished: their writer is no longer running.
+
+        Every folder bourdon writes into with ``atomic_write``: the manifests, and all of
+        ``.bourdon/`` (cache, history, watermarks, sync state...) but ``recovered/`` and
+        ``imported/``, which hold other programs' files as they were.
+        """
+        patterns = [f"{AGENTS}/.*.tmp", f"{STAGING}/**/.*.tmp", f"{LOCAL}/.*.tmp"]
+        with contextlib.suppress(OSError):
+            for sub in os.scandir(self.root / LOCAL):
+                if sub.is_dir(follow_symlinks=False) and sub.name not in _NOT_OURS:
+                    patterns.append(f"{LOCAL}/{sub.name}/**/.*.tmp")
+        for pattern in patterns:
             for tmp in self.root.glob(pattern):
-                if not pid_alive(_temp_pid(tmp.name)):
+                pid = _temp_pid(tmp.name)
+                if pid is not None and not pid_alive(pid):
                     yield tmp
 
     def _restore(self, path: str, head: str | None) -> list[str]:
@@ -102,13 +109,36 @@ class Recovery:
         if on_disk == want:
             return []
         if on_disk is not None:
-            aside = (
-                self.root / LOCAL / "recovered" / f"{int(time.time())}-{path.replace('/', '--')}"
-            )
-            move(target, aside)
+            put_aside(target, self.root / LOCAL / "recovered", path.replace("/", "--"))
         if want is not None:
             atomic_write(target, want)
         return [f"restored {path} from HEAD (the uncommitted file is in {LOCAL}/recovered/)"]
+
+
+def put_aside(source: Path, folder: Path, name: str) -> Path:
+    """Move ``source`` into ``folder`` as ``<unix time>-<name>``, never over another file.
+
+    Two recoveries in the same second get ``<time>-<name>`` and ``<time>.2-<name>``: the
+    name is claimed with a hard link, which fails if it exists, so nothing is overwritten.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = int(time.time())
+    for n in range(1, 10_000):
+        aside = folder / (f"{stamp}-{name}" if n == 1 else f"{stamp}.{n}-{name}")
+        try:
+            os.link(source, aside)
+        except FileExistsError:
+            continue
+        except OSError:  # no hard links here (some shared folders): under the library lock,
+            if aside.exists():  # checking first is enough
+                continue
+            os.replace(source, aside)
+        else:
+            source.unlink()
+        fsync_dir(folder)
+        fsync_dir(source.parent)
+        return aside
+    raise LibraryError(f"{folder} holds too many recovered files named {name}; clear it")
 
 
 def pid_alive(pid: object) -> bool:
