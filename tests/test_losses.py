@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
+import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
+from bourdon.ingest.failures import hook_failures, record_hook_failure
 from bourdon.store.git.process import git_env
 from bourdon.store.library import Library
 
@@ -94,3 +97,72 @@ def test_two_recoveries_in_the_same_second_keep_both_uncommitted_files(tmp_path:
     assert first in kept and second in kept, "an uncommitted write was overwritten in recovered/"
     for name, data in earlier.items():
         assert (aside / name).read_bytes() == data, f"{name} was overwritten"
+
+
+# -- 13. temp files of local state, and the hook failure log ----------------------------------
+
+
+def test_open_sweeps_temp_files_a_kill_left_in_watermarks_and_sync(tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    with Library.init(root) as library:
+        _agent(library, "x", "a")
+    dead = 999_999
+    left = [
+        root / ".bourdon" / "watermarks" / f".claude-code.json.{dead}.140000000000000.tmp",
+        root / ".bourdon" / "sync" / f".origin.json.{dead}.140000000000000.tmp",
+        root / ".bourdon" / "sync" / f".published.json.{dead}.140000000000000.tmp",
+    ]
+    for path in left:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text('{"half": ')
+    # A live writer's temp file (this process) is never taken from under it.
+    live = root / ".bourdon" / "sync" / f".origin.json.{os.getpid()}.1.tmp"
+    live.write_text("{}")
+
+    with Library.open(root) as reopened:
+        assert reopened.agent_ids() == ["x"]
+    survivors = [p.relative_to(root).as_posix() for p in left if p.exists()]
+    assert survivors == [], (
+        f"temp files of a killed writer survive opening the library: {survivors}"
+    )
+    assert live.exists()
+
+
+FAILING_HOOK = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from bourdon.ingest.failures import record_hook_failure
+    log, who, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    for i in range(count):
+        record_hook_failure(log, "export", who, f"{who}-{i} " + "e" * 1900)
+    """
+)
+
+
+def test_concurrent_hooks_lose_no_failure_when_the_log_is_cut_back(tmp_path: Path) -> None:
+    log = tmp_path / "lib" / ".bourdon" / "hook-failures.jsonl"
+    # A log already past its cap: every new failure also cuts it back to its last lines.
+    for i in range(120):
+        record_hook_failure(log, "export", "old", f"old-{i} " + "o" * 1900)
+    writers, each = 4, 15
+    procs = [
+        subprocess.Popen([sys.executable, "-c", FAILING_HOOK, str(log), f"w{n}", str(each)])
+        for n in range(writers)
+    ]
+    for proc in procs:
+        assert proc.wait(timeout=GIT_TIMEOUT) == 0
+    agents = [e["agent"] for e in hook_failures(log)]
+    recorded = {e["error"].split()[0] for e in hook_failures(log) if e["agent"] != "old"}
+    expected = {f"w{n}-{i}" for n in range(writers) for i in range(each)}
+    assert expected - recorded == set(), f"failures lost: {sorted(expected - recorded)}"
+    assert len(agents) <= 200 + writers
+
+
+def test_a_failure_log_cut_short_by_a_kill_keeps_the_next_failure(tmp_path: Path) -> None:
+    log = tmp_path / "hook-failures.jsonl"
+    record_hook_failure(log, "export", "a", "first")
+    with open(log, "a", encoding="utf-8") as handle:
+        handle.write('{"what": "export", "agent": "b", "er')  # a hook killed mid-line
+    record_hook_failure(log, "export", "c", "after the kill")
+    assert [e["agent"] for e in hook_failures(log)] == ["a", "c"]
