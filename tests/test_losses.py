@@ -166,3 +166,181 @@ def test_a_failure_log_cut_short_by_a_kill_keeps_the_next_failure(tmp_path: Path
         handle.write('{"what": "export", "agent": "b", "er')  # a hook killed mid-line
     record_hook_failure(log, "export", "c", "after the kill")
     assert [e["agent"] for e in hook_failures(log)] == ["a", "c"]
+
+
+# -- 9. git's index after the server writes ----------------------------------------------------
+
+pytestmark = pytest.mark.anyio
+WHO = {
+    "GIT_AUTHOR_NAME": "Ada",
+    "GIT_AUTHOR_EMAIL": "ada@example.com",
+    "GIT_COMMITTER_NAME": "Ada",
+    "GIT_COMMITTER_EMAIL": "ada@example.com",
+}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _tree(root: Path, rev: str) -> dict[str, str]:
+    out = git(root, "ls-tree", "-r", rev).stdout.decode()
+    return {line.split("\t")[1]: line.split()[2] for line in out.splitlines()}
+
+
+def assert_plain_commit_deletes_nothing(root: Path) -> None:
+    """What a person typing ``git status`` and ``git commit`` in the library sees."""
+    assert git(root, "status", "--porcelain").stdout.decode() == ""
+    before = _tree(root, "HEAD")
+    done = subprocess.run(
+        ["git", "commit", "--allow-empty", "-q", "-m", "x"],
+        cwd=root,
+        env={**git_env(), **WHO},
+        capture_output=True,
+        timeout=GIT_TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert _tree(root, "HEAD") == before, "a plain git commit changed the library's files"
+
+
+def _serve(
+    root: Path, home: Path, member: str = "laptop"
+) -> tuple[subprocess.Popen[bytes], str, str]:
+    from bourdon.access.trust import MemberRegistry
+    from bourdon.testing.serving import child_env, free_port, wait_for_port
+
+    token = MemberRegistry(home / ".bourdon").add(member, "trusted")
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bourdon", "--library", str(root), "serve", "--transport", "http",
+         "--port", str(port)],
+        env=child_env(home), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    wait_for_port(proc, port)
+    return proc, f"http://127.0.0.1:{port}/mcp", token
+
+
+async def _write(client: object, agent: str, name: str) -> None:
+    result = await client.call_tool(  # type: ignore[attr-defined]
+        "commit_to_federation",
+        {"agent_id": agent, "agent_type": "code-assistant", "entities": [{"name": name}]},
+    )
+    assert not result.is_error, result.content
+
+
+def _client(url: str, token: str):  # type: ignore[no-untyped-def]
+    import contextlib as cl
+
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    @cl.asynccontextmanager
+    async def opened():  # type: ignore[no-untyped-def]
+        async with (
+            create_mcp_http_client({"Authorization": f"Bearer {token}"}) as hc,
+            Client(streamable_http_client(url, http_client=hc)) as client,
+        ):
+            yield client
+
+    return opened()
+
+
+async def test_the_index_matches_head_after_server_writes_and_sigterm(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    root = tmp_path / "lib"
+    Library.init(root).close()
+    proc, url, token = _serve(root, isolated_home)
+    try:
+        async with _client(url, token) as client:
+            for i in range(20):
+                await _write(client, f"agent-{i % 9}", f"row-{i}")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        assert proc.stderr is not None
+        proc.stderr.close()
+    assert len([p for p in _tree(root, "HEAD") if p.endswith(".l5.yaml")]) == 9
+    assert_plain_commit_deletes_nothing(root)
+
+
+async def test_the_index_never_falls_behind_head_when_the_server_is_killed(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    import signal
+
+    import anyio
+
+    root = tmp_path / "lib"
+    Library.init(root).close()
+    for rnd in range(3):
+        proc, url, token = _serve(root, isolated_home, f"laptop-{rnd}")
+        acked = 0
+        try:
+            async with _client(url, token) as client:
+
+                async def writes(rnd: int = rnd) -> None:
+                    nonlocal acked
+                    for i in range(1000):
+                        await _write(client, f"agent-{rnd}-{i % 5}", f"row-{i}")
+                        acked += 1
+
+                with anyio.move_on_after(60):
+                    async with anyio.create_task_group() as tasks:
+                        tasks.start_soon(writes)
+                        while acked < 5 + 3 * rnd:
+                            await anyio.sleep(0.01)
+                        os.kill(proc.pid, signal.SIGKILL)  # the next write is in flight
+                        proc.wait(timeout=30)
+                        tasks.cancel_scope.cancel()
+        except BaseException:  # the client's own connection errors, once the server is gone
+            pass
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
+            assert proc.stderr is not None
+            proc.stderr.close()
+        assert acked >= 5 + 3 * rnd
+        # Before anything repairs it: whatever the kill interrupted, git's index holds HEAD's
+        # files (or HEAD's and the write in flight), so a plain commit deletes nothing.
+        at_head = _tree(root, "HEAD")
+        staged = git(root, "diff", "--cached", "--name-status", "HEAD").stdout.decode().split()
+        assert "D" not in staged, f"round {rnd}: the index lacks files of HEAD: {staged}"
+        # Any bourdon command then repairs the rest.
+        from bourdon.testing.serving import child_env
+
+        done = subprocess.run(
+            [sys.executable, "-m", "bourdon", "--library", str(root), "agents"],
+            env=child_env(isolated_home), capture_output=True, timeout=GIT_TIMEOUT,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert set(_tree(root, "HEAD")) >= set(at_head)
+        assert_plain_commit_deletes_nothing(root)
+
+
+def test_opening_a_library_repairs_an_index_left_behind_and_doctor_says_so(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    from bourdon.testing.serving import child_env
+
+    root = tmp_path / "lib"
+    with Library.init(root) as library:
+        first = library.head()
+        for i in range(3):
+            _agent(library, f"agent-{i}", "a")
+    git(root, "read-tree", str(first))  # what a write of an older bourdon left, or a kill
+    assert git(root, "status", "--porcelain").stdout != b""
+
+    done = subprocess.run(
+        [sys.executable, "-m", "bourdon", "--library", str(root), "doctor", "--json", "--no-peers"],
+        env=child_env(isolated_home), capture_output=True, timeout=GIT_TIMEOUT,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    found = {p["code"]: p for p in report["problems"]}
+    assert "git_index_repaired" in found, report["problems"]
+    assert "agents/agent-0.l5.yaml" in found["git_index_repaired"]["message"]
+    assert report["checks"]["git_index"]["behind"] == []
+    assert_plain_commit_deletes_nothing(root)

@@ -149,6 +149,7 @@ def deep_checks(library: Library, env: Mapping[str, str]) -> dict[str, Any]:
     return {
         "fsck": {"clean": clean, "output": "" if clean else said[-2000:]},
         "git_identity": checks.git_identity(library.root, env),
+        "git_index": checks.git_index(library),
         "manifests": checks.manifest_problems(library),
     }
 

@@ -107,7 +107,8 @@ class Library:
         """Open the library at ``path``, reconciling first if a write was interrupted."""
         root = create.check_library(Path(path).expanduser().absolute())
         library = cls(root, GitRepo(root), lock_timeout, machine)
-        if library._lock.recovery.needed():
+        recovery = library._lock.recovery  # git's index is checked here; writes keep it
+        if recovery.needed() or recovery.index_behind():
             library._lock.recovered += library.reconcile()
         return library
 

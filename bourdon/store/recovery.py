@@ -17,13 +17,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from bourdon.errors import LibraryError
+from bourdon.errors import GitError, LibraryError
 from bourdon.store.durable import atomic_write, fsync_dir
 from bourdon.store.git.repo import GitRepo
 from bourdon.store.layout import AGENTS, INTENT, LOCAL, STAGING
 from bourdon.store.manifests import Manifests
 
 STALE_AFTER: Final = 2.0
+INDEX_REPAIRED: Final = "brought git's index in line with HEAD"
 _NOT_OURS: Final = ("recovered", "imported")  # folders of .bourdon/ that keep others' files
 
 
@@ -64,7 +65,26 @@ class Recovery:
                 done += self._restore(path, head)
             intent.unlink()
             self.repo.sync_index()
+        done += self.repair_index()
         return done
+
+    def index_behind(self) -> list[str]:
+        """Paths where git's index differs from HEAD (a write of an older bourdon, or one whose
+        index update git's own lock held off): a plain ``git commit`` would undo them."""
+        with contextlib.suppress(Exception):
+            return self.repo.index_differences() or []
+        return []
+
+    def repair_index(self) -> list[str]:
+        stale = self.index_behind()
+        if not stale:
+            return []
+        try:
+            self.repo.sync_index()
+        except GitError:
+            return []  # git holds the index right now: the next open tries again
+        shown = ", ".join(stale[:3]) + (f" and {len(stale) - 3} more" if len(stale) > 3 else "")
+        return [f"{INDEX_REPAIRED} ({len(stale)} path(s) were stale: {shown})"]
 
     def _stale_git_locks(self, wait: bool) -> list[Path]:
         """git lock files left by a killed process.
