@@ -344,3 +344,123 @@ def test_opening_a_library_repairs_an_index_left_behind_and_doctor_says_so(
     assert "agents/agent-0.l5.yaml" in found["git_index_repaired"]["message"]
     assert report["checks"]["git_index"]["behind"] == []
     assert_plain_commit_deletes_nothing(root)
+
+
+# -- 11. a live git lock is never deleted ------------------------------------------------------
+
+EDITOR = """#!/bin/sh
+: > "$(dirname "$0")/editing"
+while [ ! -e "$(dirname "$0")/release" ]; do sleep 0.05; done
+echo "commit made by hand" > "$1"
+"""
+
+
+def _wait_for(path: Path, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + GIT_TIMEOUT
+    while not path.exists():
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else proc.returncode
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+def _age(path: Path, seconds: float = 3600) -> None:
+    """As if it were held that long (an editor left open over lunch)."""
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def test_a_git_commit_waiting_for_its_editor_keeps_its_index_lock(tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    with Library.init(root) as library:
+        _agent(library, "x", "a")
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    editor = tools / "editor"
+    editor.write_text(EDITOR)
+    editor.chmod(0o755)
+    (root / "notes.txt").write_text("mine\n")
+    git(root, "add", "notes.txt")
+    (root / "notes.txt").write_text("mine, edited\n")
+    env = {**git_env(), **WHO, "GIT_EDITOR": str(editor)}
+    said = tmp_path / "git-commit.err"
+    with open(said, "wb") as err:
+        proc = subprocess.Popen(  # -a holds index.lock while the editor is open
+            ["git", "commit", "-q", "-a"], cwd=root, env=env, stderr=err, stdout=subprocess.DEVNULL
+        )
+    try:
+        _wait_for(tools / "editing", proc)
+        lock = root / ".git" / "index.lock"
+        assert lock.exists()
+        _age(lock)
+        inode = lock.stat().st_ino
+        with Library.open(root) as library:
+            result = library.commit("x", {"known_entities": [{"name": "b"}]})
+            assert result.version is not None
+            assert not any("index.lock" in done for done in library.recovered)
+        assert lock.exists() and lock.stat().st_ino == inode, "bourdon deleted a live git lock"
+    finally:
+        (tools / "release").write_text("")
+        proc.wait(timeout=GIT_TIMEOUT)
+    # git then refuses its commit (bourdon moved the branch meanwhile): it never lost its lock.
+    assert "index.lock" not in said.read_text(), said.read_text()
+    with Library.open(root) as library:
+        assert [r["name"] for r in library.read("x").data["known_entities"]] == ["a", "b"]
+
+    # What the user staged is still staged; bourdon's manifests are in the index as at HEAD.
+    assert git(root, "status", "--porcelain").stdout.decode().split() == ["AM", "notes.txt"]
+
+
+def test_a_live_ref_transaction_keeps_its_locks_and_a_write_does_not_wait(tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    with Library.init(root) as library:
+        _agent(library, "x", "a")
+        head = library.head()
+    assert head is not None
+    proc = subprocess.Popen(
+        ["git", "update-ref", "--stdin"],
+        cwd=root,
+        env=git_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(f"start\nupdate refs/bourdon/incoming/desk {head}\nprepare\n".encode())
+        proc.stdin.flush()
+        assert proc.stdout.readline() == b"start: ok\n"
+        assert proc.stdout.readline() == b"prepare: ok\n"
+        lock = root / ".git" / "refs" / "bourdon" / "incoming" / "desk.lock"
+        assert lock.exists()
+        _age(lock)
+        with Library.open(root) as library:
+            assert library.recovered == []
+            library.commit("x", {"known_entities": [{"name": "b"}]})
+            assert library.recovered == []
+        assert lock.exists(), "bourdon deleted the lock of a running git"
+        proc.stdin.write(b"commit\n")
+        proc.stdin.close()
+        assert proc.wait(timeout=GIT_TIMEOUT) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    assert git(root, "rev-parse", "refs/bourdon/incoming/desk").stdout.decode().strip() == head
+
+
+def test_a_lock_no_git_holds_any_more_is_removed_once_old(tmp_path: Path) -> None:
+    root = tmp_path / "lib"
+    with Library.init(root) as library:
+        _agent(library, "x", "a")
+    young, old = root / ".git" / "config.lock", root / ".git" / "refs" / "heads" / "main.lock"
+    young.write_bytes(b"")
+    old.write_bytes(b"")
+    _age(old)
+    with Library.open(root) as library:
+        assert any("main.lock" in said for said in library.recovered)
+        library.commit("x", {"known_entities": [{"name": "b"}]})
+    assert not old.exists()
+    assert young.exists(), "a lock younger than the threshold may still be in use"

@@ -45,7 +45,8 @@ def git_index(library: Library) -> dict[str, Any]:
     """Paths where git's index differs from HEAD, which a plain ``git commit`` would undo
     (opening the library repairs them unless a git process holds the index)."""
     behind = library.repo.index_differences()
-    return {"readable": behind is not None, "behind": behind or []}
+    managed = [p for p in behind or [] if p.startswith(("agents/", "staging/"))]
+    return {"readable": behind is not None, "behind": managed}
 
 
 def manifest_problems(library: Library) -> list[dict[str, Any]]:

@@ -24,6 +24,27 @@ def leftovers(report: Mapping[str, Any], lib: str) -> Iterator[Problem]:
                 "was released with it, so only the file is left",
                 f"rm {lib}/{path}",
             )
+        elif left["kind"] == "git_lock_held":
+            pids = ", ".join(str(p) for p in left.get("pids") or [])
+            yield problem(
+                "git_lock_in_use",
+                WARNING,
+                path,
+                f"{path} is held by a git process still running in the library (pid {pids}), "
+                "a git commit waiting for its editor perhaps; bourdon leaves it alone: finish "
+                "or stop that command",
+                f"ps -o pid,args -p {pids.replace(', ', ',')}",
+            )
+        elif left["kind"] == "git_lock_unknown":
+            yield problem(
+                "git_lock_unknown",
+                WARNING,
+                path,
+                f"{path} is old, and bourdon cannot tell whether a git process still holds it "
+                "(another user's git, or no /proc), so it leaves it alone; if no git command is "
+                "running in the library, remove it",
+                f"rm {lib}/{path}",
+            )
         else:
             what = "an interrupted write" if left["kind"] == "intent" else "a killed git process"
             yield problem(

@@ -30,6 +30,7 @@ from bourdon.store.layout import INTENT
 from bourdon.store.manifestcache import content_id, remember_parsed
 from bourdon.store.manifests import Manifests
 from bourdon.store.provenance import Provenance, identity, message
+from bourdon.store.recovery import MANAGED
 from bourdon.store.writelock import WriteLock
 
 
@@ -185,7 +186,7 @@ class Writer:
             # An update was skipped (git held the index): the whole index is due, now if git
             # let it go, else when the library is closed or opened again.
             with contextlib.suppress(Exception):
-                repo.sync_index()
+                repo.repair_index(MANAGED)
         (self.root / INTENT).unlink()
         return commit
 
@@ -237,7 +238,7 @@ class Writer:
         """Bring git's index in line with HEAD, if a write could not keep it so."""
         if not self.repo.index_current:
             with contextlib.suppress(Exception):  # the next open repairs it otherwise
-                self.repo.sync_index()
+                self.repo.repair_index(MANAGED)
 
     def _adopt_hand_edit(self, path: str, head: str | None, who: Provenance) -> None:
         """Commit a manifest someone edited by hand before writing over it, so it is not lost."""

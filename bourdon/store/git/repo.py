@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bourdon.errors import GitError, LibraryError, NotFoundError
-from bourdon.store.git import index, objects, refs
+from bourdon.store.git import index, locks, objects, refs
 from bourdon.store.git.fastimport import ImportedCommit, ImportStream
 from bourdon.store.git.process import CatFile, run_git, run_plain, stream_git
 
@@ -379,6 +379,24 @@ class GitRepo:
             run_git(self.root, "read-tree", self.branch)
         self.index_current = True
 
+    def repair_index(self, under: tuple[str, ...]) -> list[str]:
+        """Set the index entries below the folders ``under`` that differ from HEAD to HEAD's;
+        return those paths. What someone staged elsewhere is left as it is."""
+        stale = [p for p in self.index_differences() or [] if p.startswith(under)]
+        if stale:
+            self.reset_index(stale)
+        self.index_current = True
+        return stale
+
+    def reset_index(self, paths: list[str]) -> None:
+        """Set the index entries of ``paths`` to HEAD's (removed where HEAD has none)."""
+        head = self.head()
+        tree = self.commit_tree(head) if head is not None else None
+        files = index.tree_files(self.tree_entries, tree)
+        zero = "0" * (2 * self._oid_bytes)
+        lines = [f"100644 {files[p]}\t{p}" if p in files else f"0 {zero}\t{p}" for p in paths]
+        run_git(self.root, "update-index", "--index-info", stdin="\n".join(lines).encode() + b"\n")
+
     def update_index(self, changes: Mapping[str, bytes | None]) -> bool:
         """Set the index entries of files just written (``None``: removed); ``False`` if not
         now (git holds the index, or it is of a kind only git rewrites)."""
@@ -403,6 +421,10 @@ class GitRepo:
         for folder in ("refs", "logs"):
             yield from (self.git_dir / folder).rglob("*.lock")
         yield from (self.git_dir / "objects").glob("??/tmp_obj_*")
+
+    def git_users(self) -> list[int] | None:
+        """Live git processes that may write here (``[]``: none; ``None``: cannot tell)."""
+        return locks.git_users(self.root, self.git_dir)
 
     def fsck(self) -> tuple[bool, str]:
         """``git fsck --full --strict``: (clean, what git said)."""
