@@ -464,3 +464,95 @@ def test_a_lock_no_git_holds_any_more_is_removed_once_old(tmp_path: Path) -> Non
         library.commit("x", {"known_entities": [{"name": "b"}]})
     assert not old.exists()
     assert young.exists(), "a lock younger than the threshold may still be in use"
+
+
+# -- 6. a hand-typed push never sends the working branch ---------------------------------------
+
+
+def test_a_hand_typed_push_all_to_a_bourdon_remote_sends_no_private_row(tmp_path: Path) -> None:
+    from bourdon.replicate.remotes import add_remote
+    from bourdon.replicate.state import BRANCH
+    from bourdon.store.pushguard import PUBLISHED
+    from bourdon.testing.remotes import bare_repository, every_object
+
+    assert PUBLISHED == BRANCH
+    remote = bare_repository(tmp_path / "remote.git")
+    root = tmp_path / "lib"
+    canary = "private-canary-7f3a"
+    with Library.init(root) as library:
+        library.commit(
+            "x",
+            {
+                "agent": {"type": "code-assistant"},
+                "known_entities": [{"name": canary, "visibility": "private"}, {"name": "open"}],
+            },
+        )
+        add_remote(library, "origin", str(remote))
+    # A person's own git: their configuration, hooks on.
+    env = {**git_env(), **WHO}
+    env.pop("GIT_CONFIG_GLOBAL", None)
+    env["HOME"] = str(tmp_path)
+    pushes = [
+        ["push", "--all", "origin"],
+        ["push", "origin", "main"],
+        ["push", "origin", "main:refs/heads/bourdon/published"],
+        ["push", "--mirror", str(remote)],
+    ]
+    for args in pushes:
+        done = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, timeout=60)
+        assert done.returncode != 0, f"git {' '.join(args)} was let through"
+        assert b"bourdon: refused" in done.stderr, done.stderr
+    leaked = [oid for oid, body in every_object(remote) if canary.encode() in body]
+    assert leaked == [], "the working branch's private rows reached the remote"
+    assert git(remote, "for-each-ref").stdout == b""
+
+
+def test_a_push_of_the_published_branch_goes_through(tmp_path: Path) -> None:
+    from bourdon.replicate.remotes import add_remote
+    from bourdon.replicate.sync import sync
+    from bourdon.testing.remotes import bare_repository
+
+    remote = bare_repository(tmp_path / "remote.git")
+    root = tmp_path / "lib"
+    with Library.init(root) as library:
+        _agent(library, "x", "open")
+        add_remote(library, "origin", str(remote))
+        sync(library, "origin")
+        _agent(library, "x", "later")
+    # What 'git push origin' sends by the remote's push setting: the synced published commit.
+    env = {**git_env(), **WHO}
+    done = subprocess.run(["git", "push", "origin"], cwd=root, env=env, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert git(remote, "for-each-ref", "--format=%(refname)").stdout.split() == [
+        b"refs/heads/bourdon/published"
+    ]
+
+
+def test_doctor_keeps_the_push_guard_and_names_a_hook_in_its_way(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    from bourdon.testing.serving import child_env
+
+    root = tmp_path / "lib"
+    Library.init(root).close()
+    hook = root / ".git" / "hooks" / "pre-push"
+    hook.unlink()
+
+    def doctor() -> dict[str, str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "bourdon", "--library", str(root), "doctor", "--json",
+             "--no-peers"],
+            env=child_env(isolated_home), capture_output=True, timeout=GIT_TIMEOUT,
+        )  # fmt: skip
+        return {p["code"]: p["fix"] for p in json.loads(done.stdout)["problems"]}
+
+    assert "push_guard_missing" not in doctor()
+    assert "bourdon push guard" in hook.read_text() and os.access(hook, os.X_OK)
+    hook.write_text("#!/bin/sh\nexit 0\n")  # someone's own hook: never overwritten
+    fix = doctor()["push_guard_missing"]
+    assert hook.read_text() == "#!/bin/sh\nexit 0\n"
+    env = child_env(isolated_home)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    subprocess.run(fix, shell=True, env=env, capture_output=True, timeout=GIT_TIMEOUT)
+    assert "bourdon push guard" in hook.read_text()
+    assert (hook.parent / "pre-push.local").read_text() == "#!/bin/sh\nexit 0\n"

@@ -49,6 +49,14 @@ def git_index(library: Library) -> dict[str, Any]:
     return {"readable": behind is not None, "behind": managed}
 
 
+def push_guard(library: Library) -> dict[str, Any]:
+    """Whether the library's pre-push hook guards hand-typed pushes (``store.pushguard``):
+    opening the library installed it unless a ``pre-push`` of someone else's is there."""
+    from bourdon.store import pushguard
+
+    return {"state": pushguard.ensure(library.repo.git_dir)}
+
+
 def manifest_problems(library: Library) -> list[dict[str, Any]]:
     """Manifests of ``agents/`` that fail validation at HEAD, or on disk (hand edits)."""
     found: list[dict[str, Any]] = []

@@ -101,6 +101,20 @@ def git_checks(report: Mapping[str, Any], lib: str) -> Iterator[Problem]:
             "when bourdon tried to repair it",
             f"git -C {lib} read-tree HEAD",
         )
+    guard = (checks.get("push_guard") or {}).get("state")
+    if guard and guard != "installed":
+        hooks = f"{lib}/.git/hooks"
+        yield problem(
+            "push_guard_missing",
+            WARNING,
+            ".git/hooks/pre-push",
+            "the library's pre-push hook is not bourdon's"
+            + (" (another pre-push is there)" if guard == "foreign" else "")
+            + ", so a hand-typed git push to a bourdon remote could send the working branch "
+            "with every private row; keep your hook as pre-push.local (bourdon's runs it) and "
+            "run doctor again to install bourdon's",
+            f"mv {hooks}/pre-push {hooks}/pre-push.local && {_bourdon(lib, 'doctor')}",
+        )
     identity = checks.get("git_identity")
     if identity and not identity.get("ok"):
         yield problem(

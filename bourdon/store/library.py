@@ -22,7 +22,7 @@ from bourdon.errors import InputError, NotFoundError
 from bourdon.formats import reading
 from bourdon.merge.twoway import RowChanges, compare
 from bourdon.model import SUFFIX, Manifest, check_agent_id
-from bourdon.store import adopt, changes, create
+from bourdon.store import adopt, changes, create, pushguard
 from bourdon.store.git.repo import GitRepo
 from bourdon.store.history import Explanation, History, Version
 from bourdon.store.layout import ADOPTING, AGENTS, LOCAL, agent_path, staging_path
@@ -49,9 +49,8 @@ class Library:
         self._history = History(repo, self._manifests, local / "history")
         self._lock = WriteLock(local, lock_timeout, Recovery(root, repo, self._manifests))
         self._writer = Writer(root, repo, self._manifests, self._lock)
-        # git's index is refreshed once, when this object is closed or collected (or the
-        # process exits), not after every write (``Writer.refresh_index``).
-        weakref.finalize(self, _finish, self._writer)
+        pushguard.ensure(repo.git_dir)  # a hand-typed git push never sends this branch
+        weakref.finalize(self, _finish, self._writer)  # an index a write could not keep
 
     @property
     def lock_timeout(self) -> float:
