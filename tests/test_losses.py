@@ -19,18 +19,10 @@ import pytest
 from bourdon.ingest.failures import hook_failures, record_hook_failure
 from bourdon.store.git.process import git_env
 from bourdon.store.library import Library
+from tests.test_reliability import git
 
 GIT_TIMEOUT = 120
 NOBODY = 65534
-
-
-def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
-    done = subprocess.run(
-        ["git", *args], cwd=root, env=git_env(), capture_output=True, timeout=GIT_TIMEOUT
-    )
-    if check and done.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)}: {done.stderr.decode(errors='replace')}")
-    return done
 
 
 def _agent(library: Library, agent: str, name: str) -> None:
