@@ -574,8 +574,10 @@ def test_stale_git_locks_are_cleared_on_open(library: Library) -> None:
     library.commit("x", {"agent": {"type": "code-assistant"}, "known_entities": [{"name": "a"}]})
     library.close()
     locks = [root / ".git" / "index.lock", root / ".git" / "refs" / "heads" / "main.lock"]
+    long_ago = time.time() - 3600  # left by a git killed an hour ago; no git runs there now
     for lock in locks:
         lock.write_bytes(b"")
+        os.utime(lock, (long_ago, long_ago))
 
     with Library.open(root) as reopened:
         result = reopened.commit("x", {"known_entities": [{"name": "b"}]})

@@ -1,5 +1,6 @@
-"""Doctor's slow checks: the git identity hand commits would use, and every manifest of
-``agents/`` validated at HEAD and on disk (hand edits a write would refuse to adopt).
+"""Doctor's slow checks: the git identity hand commits would use, git's index against HEAD,
+and every manifest of ``agents/`` validated at HEAD and on disk (hand edits a write would
+refuse to adopt).
 """
 
 from __future__ import annotations
@@ -38,6 +39,22 @@ def git_identity(root: Path, env: Mapping[str, str]) -> dict[str, Any]:
     said = run_git(root, "var", "GIT_COMMITTER_IDENT", check=False, user_config=True)
     ident = said.decode("utf-8", "replace").strip().rsplit(" ", 2)[0]
     return {"ok": bool(ident), "ident": ident or None}
+
+
+def git_index(library: Library) -> dict[str, Any]:
+    """Paths where git's index differs from HEAD, which a plain ``git commit`` would undo
+    (opening the library repairs them unless a git process holds the index)."""
+    behind = library.repo.index_differences()
+    managed = [p for p in behind or [] if p.startswith(("agents/", "staging/"))]
+    return {"readable": behind is not None, "behind": managed}
+
+
+def push_guard(library: Library) -> dict[str, Any]:
+    """Whether the library's pre-push hook guards hand-typed pushes (``store.pushguard``):
+    opening the library installed it unless a ``pre-push`` of someone else's is there."""
+    from bourdon.store import pushguard
+
+    return {"state": pushguard.ensure(library.repo.git_dir)}
 
 
 def manifest_problems(library: Library) -> list[dict[str, Any]]:

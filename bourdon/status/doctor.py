@@ -17,11 +17,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from bourdon.model import SPEC_VERSION
-
-ERROR: Final = "error"
-WARNING: Final = "warning"
-
-Problem = dict[str, str]
+from bourdon.status.repairs import git_checks, leftovers
+from bourdon.status.verdicts import ERROR, WARNING, Problem, bourdon_command, problem
 
 
 def diagnose(report: Mapping[str, Any]) -> list[Problem]:
@@ -37,13 +34,7 @@ def has_errors(problems: list[Problem]) -> bool:
     return any(p["severity"] == ERROR for p in problems)
 
 
-def problem(code: str, severity: str, subject: str, message: str, fix: str) -> Problem:
-    return {"code": code, "severity": severity, "subject": subject, "message": message, "fix": fix}
-
-
-def _bourdon(lib: str, command: str) -> str:
-    return f"bourdon --library {lib} {command}"
-
+_bourdon = bourdon_command
 
 # -- the checks, each a function of (report, quoted library path) ------------------------
 
@@ -320,65 +311,6 @@ def members(report: Mapping[str, Any], lib: str) -> Iterator[Problem]:
             "can authenticate yet ('bourdon serve' refuses it); enrol a member, or serve on "
             "loopback: bourdon serve --transport http --host 127.0.0.1",
             "bourdon member add NAME",
-        )
-
-
-def leftovers(report: Mapping[str, Any], lib: str) -> Iterator[Problem]:
-    for left in report.get("leftovers") or []:
-        path = left["path"]
-        if left["kind"] == "write_pid":
-            yield problem(
-                "stale_write_pid",
-                WARNING,
-                path,
-                f"{path} names process {left.get('pid')}, which is gone; the write lock itself "
-                "was released with it, so only the file is left",
-                f"rm {lib}/{path}",
-            )
-        else:
-            what = "an interrupted write" if left["kind"] == "intent" else "a killed git process"
-            yield problem(
-                "interrupted_write",
-                ERROR,
-                path,
-                f"{path} was left by {what}; opening the library (any bourdon command) "
-                "repairs it, keeping any uncommitted file in .bourdon/recovered/",
-                _bourdon(lib, "agents"),
-            )
-    for sentence in report.get("recovered") or []:
-        yield problem(
-            "recovered_write",
-            WARNING,
-            "recovered",
-            f"an interrupted write was repaired: {sentence}; commit what you still want of "
-            "it with bourdon commit AGENT --file FILE",
-            f"ls {lib}/.bourdon/recovered/",
-        )
-
-
-def git_checks(report: Mapping[str, Any], lib: str) -> Iterator[Problem]:
-    checks = report.get("checks") or {}
-    fsck = checks.get("fsck")
-    if fsck and not fsck.get("clean"):
-        said = " ".join(str(fsck.get("output") or "").split())[:300]
-        yield problem(
-            "fsck",
-            ERROR,
-            ".git",
-            f"git fsck finds the repository damaged: {said}; restore the objects from a "
-            "remote or a backup",
-            f"git -C {lib} fsck --full --strict",
-        )
-    identity = checks.get("git_identity")
-    if identity and not identity.get("ok"):
-        yield problem(
-            "git_identity_missing",
-            WARNING,
-            "git",
-            "git has no user name and email for commits made by hand in the library (bourdon's "
-            "own commits do not need them)",
-            f"git -C {lib} config user.name 'Your Name' && "
-            f"git -C {lib} config user.email you@example.com",
         )
 
 

@@ -149,6 +149,8 @@ def deep_checks(library: Library, env: Mapping[str, str]) -> dict[str, Any]:
     return {
         "fsck": {"clean": clean, "output": "" if clean else said[-2000:]},
         "git_identity": checks.git_identity(library.root, env),
+        "git_index": checks.git_index(library),
+        "push_guard": checks.push_guard(library),
         "manifests": checks.manifest_problems(library),
     }
 

@@ -21,7 +21,7 @@ from bourdon.federation.peers import PeerList
 from bourdon.formats.reading import ReadProblem
 from bourdon.model import LOCAL_DIR, ROW_SECTIONS, row_visibility
 from bourdon.replicate.state import remote_states
-from bourdon.store.recovery import pid_alive
+from bourdon.store.recovery import lock_verdict, pid_alive
 
 if TYPE_CHECKING:
     from bourdon.access.registryfile import Member
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from bourdon.store.library import Library
     from bourdon.store.staging import StagedWrite
 
-STALE_LOCK_SECONDS: Final = 2.0  # as library.STALE_AFTER: a younger git lock may be in use
 LEVELS: Final = ("public", "team", "private")
 
 
@@ -108,8 +107,9 @@ def branch(repo: GitRepo) -> str:
 
 def leftovers(root: Path, repo: GitRepo, now: float | None = None) -> list[dict[str, Any]]:
     """What interrupted writes left behind: an intent or a pid file of a process that is gone,
-    git lock files older than a live git would hold them. Looks only; opening the library
-    with ``Library.open`` (any bourdon command) is what repairs."""
+    git lock files older than ``recovery.STALE_AFTER``, each with whether a live git process
+    may hold it (``git_lock_held``, ``git_lock_unknown``) or none does (``git_lock``). Looks
+    only; opening the library with ``Library.open`` (any bourdon command) is what repairs."""
     now = time.time() if now is None else now
     local = root / LOCAL_DIR
     found: list[dict[str, Any]] = []
@@ -130,11 +130,21 @@ def leftovers(root: Path, repo: GitRepo, now: float | None = None) -> list[dict[
         pid = int((local / "write.pid").read_text(encoding="ascii"))
         if not pid_alive(pid):
             found.append({"kind": "write_pid", "path": f"{LOCAL_DIR}/write.pid", "pid": pid})
+    users: list[int] | None = []
+    asked = False
     with contextlib.suppress(OSError):
         for lock in repo.stale_locks():
-            age = now - lock.stat().st_mtime
-            if age >= STALE_LOCK_SECONDS:
-                found.append({"kind": "git_lock", "path": lock.relative_to(root).as_posix()})
+            if lock_verdict(lock, None, now) == "young":
+                continue
+            if not asked:
+                users, asked = repo.git_users(), True
+            path = lock.relative_to(root).as_posix()
+            if users is None:
+                found.append({"kind": "git_lock_unknown", "path": path})
+            elif users:
+                found.append({"kind": "git_lock_held", "path": path, "pids": users})
+            else:
+                found.append({"kind": "git_lock", "path": path})
     return found
 
 

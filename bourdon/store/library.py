@@ -26,7 +26,7 @@ from bourdon.formats import reading
 from bourdon.merge.threeway import Conflict
 from bourdon.merge.twoway import RowChanges, compare
 from bourdon.model import SUFFIX, Manifest, check_agent_id
-from bourdon.store import adopt, changes, create
+from bourdon.store import adopt, changes, create, pushguard
 from bourdon.store.git.repo import GitRepo
 from bourdon.store.history import Explanation, History, Version
 from bourdon.store.layout import ADOPTING, AGENTS, LOCAL, agent_path, staging_path
@@ -53,9 +53,8 @@ class Library:
         self._history = History(repo, self._manifests, local / "history")
         self._lock = WriteLock(local, lock_timeout, Recovery(root, repo, self._manifests))
         self._writer = Writer(root, repo, self._manifests, self._lock)
-        # git's index is refreshed once, when this object is closed or collected (or the
-        # process exits), not after every write (``Writer.refresh_index``).
-        weakref.finalize(self, _finish, self._writer)
+        pushguard.ensure(repo.git_dir)  # a hand-typed git push never sends this branch
+        weakref.finalize(self, _finish, self._writer)  # an index a write could not keep
 
     @property
     def lock_timeout(self) -> float:
@@ -111,7 +110,8 @@ class Library:
         """Open the library at ``path``, reconciling first if a write was interrupted."""
         root = create.check_library(Path(path).expanduser().absolute())
         library = cls(root, GitRepo(root), lock_timeout, machine)
-        if library._lock.recovery.needed():
+        recovery = library._lock.recovery  # git's index is checked here; writes keep it
+        if recovery.needed() or recovery.index_behind():
             library._lock.recovered += library.reconcile()
         return library
 

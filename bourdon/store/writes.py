@@ -30,6 +30,7 @@ from bourdon.store.layout import INTENT
 from bourdon.store.manifestcache import content_id, remember_parsed
 from bourdon.store.manifests import Manifests
 from bourdon.store.provenance import Provenance, identity, message
+from bourdon.store.recovery import MANAGED
 from bourdon.store.writelock import WriteLock
 
 
@@ -64,10 +65,6 @@ class Writer:
         self.manifests = manifests
         self.lock = lock
         self.row_text: yamlio.RowCache = {}  # YAML of rows, so a dump costs what changed
-        # git's own index only serves people who run 'git status' in the library. Refreshing
-        # it costs a git process, so it happens once when the library is closed or collected
-        # (or the process exits), not after every write.
-        self.index_stale = False
 
     def write(
         self,
@@ -175,16 +172,22 @@ class Writer:
         merged: str | None = None,
     ) -> str:
         """Commit files already written (their intent recorded); clear the intent."""
-        commit = self.repo.commit_files(
+        repo = self.repo
+        commit = repo.commit_files(
             changes,
             text,
             parent=head,
             author=identity(who.caller),
             committer=identity("bourdon"),
             merged=merged,
+            keep_index=repo.index_current,
         )
+        if not repo.index_current:
+            # An update was skipped (git held the index): the whole index is due, now if git
+            # let it go, else when the library is closed or opened again.
+            with contextlib.suppress(Exception):
+                repo.repair_index(MANAGED)
         (self.root / INTENT).unlink()
-        self.index_stale = True
         return commit
 
     def delete(
@@ -232,11 +235,10 @@ class Writer:
         atomic_write(self.root / INTENT, record.encode("utf-8"))
 
     def refresh_index(self) -> None:
-        """Bring git's index in line with HEAD once, when writes have left it behind."""
-        if self.index_stale:
-            self.index_stale = False
-            with contextlib.suppress(Exception):  # only 'git status' would notice
-                self.repo.sync_index()
+        """Bring git's index in line with HEAD, if a write could not keep it so."""
+        if not self.repo.index_current:
+            with contextlib.suppress(Exception):  # the next open repairs it otherwise
+                self.repo.repair_index(MANAGED)
 
     def _adopt_hand_edit(self, path: str, head: str | None, who: Provenance) -> None:
         """Commit a manifest someone edited by hand before writing over it, so it is not lost."""

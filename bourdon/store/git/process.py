@@ -16,14 +16,19 @@ from typing import IO, Final
 
 from bourdon.errors import GitError, LibraryError
 
-_CONFIG: Final = (
+# What every git process gets, reads included: a library owned by another user (a shared
+# folder, a service account) is read all the same, and nothing of the repository's runs.
+_READ_CONFIG: Final = (
     "core.hooksPath=/dev/null",
     "core.fsmonitor=false",
+    "safe.directory=*",
+)
+_CONFIG: Final = (
+    *_READ_CONFIG,
     "core.fsync=all",
     "core.fsyncMethod=fsync",
     "gc.auto=0",
     "commit.gpgSign=false",
-    "safe.directory=*",
 )
 _NO_GIT: Final = "bourdon needs git on PATH; install git and try again"
 
@@ -87,11 +92,12 @@ def run_git(
 
 
 def run_plain(cwd: Path, *args: str) -> tuple[int, bytes]:
-    """Run git without bourdon's ``-c`` settings (a check that only reads); (exit code, output).
+    """Run git with only the settings every read needs (a check); (exit code, output).
 
     Used where git's answer is its exit code (``merge-base --is-ancestor``, ``fsck``).
     """
-    done = subprocess.run(["git", *args], cwd=cwd, env=git_env(), capture_output=True, check=False)
+    command = ["git", *(part for item in _READ_CONFIG for part in ("-c", item)), *args]
+    done = subprocess.run(command, cwd=cwd, env=git_env(), capture_output=True, check=False)
     return done.returncode, done.stdout + done.stderr
 
 
@@ -162,7 +168,12 @@ class CatFile:
     def _process(self) -> subprocess.Popen[bytes]:
         if self._batch is None or self._batch.poll() is not None:
             self._batch = subprocess.Popen(
-                ["git", "-c", "core.fsmonitor=false", "cat-file", "--batch"],
+                [
+                    "git",
+                    *(part for item in _READ_CONFIG for part in ("-c", item)),
+                    "cat-file",
+                    "--batch",
+                ],
                 cwd=self.root,
                 env=git_env(),
                 stdin=subprocess.PIPE,

@@ -1,6 +1,9 @@
 """``GitRepo``: one git repository as the store sees it: object reads, commits, history, refs,
 remotes and upkeep. The git mechanics live beside it (``process``, ``objects``, ``refs``,
 ``fastimport``); this class ties them to one repository.
+
+Size: one class is the repository as the store sees it (reads, writes, refs, remotes, the
+index, upkeep), each method a few lines over the mechanism modules beside it.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bourdon.errors import GitError, LibraryError, NotFoundError
-from bourdon.store.git import objects, refs
+from bourdon.store.git import index, locks, objects, refs
 from bourdon.store.git.fastimport import ImportedCommit, ImportStream
 from bourdon.store.git.process import CatFile, run_git, run_plain, stream_git
 
@@ -45,6 +48,7 @@ class GitRepo:
         self._oid_bytes = 32 if self.object_format == "sha256" else 20
         self._cat = CatFile(root)
         self._objects = objects.LooseObjects(self.git_dir, self.object_format, self.tree_entries)
+        self.index_current = True  # False once an index update was skipped: read-tree is due
 
     @classmethod
     def init(cls, root: Path, branch: str = "main") -> GitRepo:
@@ -184,8 +188,11 @@ class GitRepo:
         committer: str,
         merged: str | None = None,
         when: int | None = None,
+        keep_index: bool = False,
     ) -> str:
         """Commit ``path -> bytes`` (``None`` deletes) on top of ``parent``; return the commit.
+
+        ``keep_index``: git's index is set to the files, which are on disk as committed.
 
         The branch moves only if it still points at ``parent`` (compare-and-swap); otherwise a
         ``GitError`` says that somebody else moved it. ``merged`` is a second parent: the
@@ -200,6 +207,9 @@ class GitRepo:
             merged=merged,
             when=when,
         )
+        if keep_index:
+            # Before the branch moves: the index never falls behind HEAD (``index``).
+            self.index_current = self.index_current and self.update_index(changes)
         logged = now if when is None else int(time.time())  # the reflog says when it moved
         self._move_branch(parent, commit, committer, logged, message.splitlines()[0][:200])
         return commit
@@ -367,6 +377,41 @@ class GitRepo:
         """Make git's own index match HEAD, so ``git status`` in the library reads clean."""
         if self.head() is not None:
             run_git(self.root, "read-tree", self.branch)
+        self.index_current = True
+
+    def repair_index(self, under: tuple[str, ...]) -> list[str]:
+        """Set the index entries below the folders ``under`` that differ from HEAD to HEAD's;
+        return those paths. What someone staged elsewhere is left as it is."""
+        stale = [p for p in self.index_differences() or [] if p.startswith(under)]
+        if stale:
+            self.reset_index(stale)
+        self.index_current = True
+        return stale
+
+    def reset_index(self, paths: list[str]) -> None:
+        """Set the index entries of ``paths`` to HEAD's (removed where HEAD has none)."""
+        head = self.head()
+        tree = self.commit_tree(head) if head is not None else None
+        files = index.tree_files(self.tree_entries, tree)
+        zero = "0" * (2 * self._oid_bytes)
+        lines = [f"100644 {files[p]}\t{p}" if p in files else f"0 {zero}\t{p}" for p in paths]
+        run_git(self.root, "update-index", "--index-info", stdin="\n".join(lines).encode() + b"\n")
+
+    def update_index(self, changes: Mapping[str, bytes | None]) -> bool:
+        """Set the index entries of files just written (``None``: removed); ``False`` if not
+        now (git holds the index, or it is of a kind only git rewrites)."""
+        ids = {p: None if data is None else self.blob_id(data) for p, data in changes.items()}
+        try:
+            return index.update(self.git_dir, self.root, self._oid_bytes, ids)
+        except OSError:
+            return False
+
+    def index_differences(self) -> list[str] | None:
+        """Paths where git's index differs from HEAD; ``None`` if the index cannot be read."""
+        head = self.head()
+        tree = self.commit_tree(head) if head is not None else None
+        files = index.tree_files(self.tree_entries, tree)
+        return index.differences(self.git_dir, self._oid_bytes, files)
 
     def stale_locks(self) -> Iterator[Path]:
         """Lock and temp files a killed git (or bourdon) process may have left."""
@@ -376,6 +421,10 @@ class GitRepo:
         for folder in ("refs", "logs"):
             yield from (self.git_dir / folder).rglob("*.lock")
         yield from (self.git_dir / "objects").glob("??/tmp_obj_*")
+
+    def git_users(self) -> list[int] | None:
+        """Live git processes that may write here (``[]``: none; ``None``: cannot tell)."""
+        return locks.git_users(self.root, self.git_dir)
 
     def fsck(self) -> tuple[bool, str]:
         """``git fsck --full --strict``: (clean, what git said)."""
