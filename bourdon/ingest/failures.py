@@ -13,8 +13,6 @@ import os
 from pathlib import Path
 from typing import Any, Final
 
-import filelock
-
 from bourdon.access.redact import redact_text
 from bourdon.ingest.watermarks import now
 from bourdon.model import LOCAL_DIR
@@ -46,6 +44,8 @@ def record_hook_failure(path: Path, what: str, agent: str | None, error: str) ->
         "error": redact_text(" ".join(str(error).split()))[:2000],
     }
     line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+    import filelock  # on use: a hook with nothing new to export loads no lock machinery
+
     with contextlib.suppress(OSError, filelock.Timeout):
         path.parent.mkdir(parents=True, exist_ok=True)
         with filelock.FileLock(str(path.with_name(path.name + ".lock")), timeout=_LOCK_WAIT):
