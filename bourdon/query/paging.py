@@ -87,17 +87,19 @@ def decode_cursor(cursor: object, kind: str) -> tuple[tuple[Any, ...], str | Non
     if not isinstance(data, dict) or data.get("v") != 1 or data.get("k") != kind:
         raise bad
     after, since = data.get("after"), data.get("since")
-    if not _position(after, CURSOR_KEYS.get(kind)) or not (since is None or _date(since)):
+    if not isinstance(after, list) or not _position(after, CURSOR_KEYS.get(kind)):
+        raise bad
+    if not (since is None or _date(since)):
         raise bad
     return tuple(after), since
 
 
-def _position(after: object, shape: tuple[type, ...] | None) -> bool:
+def _position(after: list[Any], shape: tuple[type, ...] | None) -> bool:
     """Whether ``after`` is a key rows of the cursor's kind can be compared with."""
-    if not isinstance(after, list) or shape is None or len(after) != len(shape):
+    if shape is None or len(after) != len(shape):
         return False
     return all(
-        type(value) is kind and (kind is not str or len(value) <= 1024)
+        type(value) is kind and not (isinstance(value, str) and len(value) > 1024)
         for value, kind in zip(after, shape, strict=True)
     )
 
