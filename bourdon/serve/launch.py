@@ -61,9 +61,16 @@ def check_door(door: Door, active_members: int) -> None:
         )
 
 
-def client_config(root: Path) -> dict[str, Any]:
-    """What an MCP client's configuration needs to start this server: the reference's form."""
-    return {"command": "bourdon", "args": ["serve", "--library", str(root)]}
+def client_config(root: Path, program: list[str] | None = None) -> dict[str, Any]:
+    """What an MCP client's configuration needs to start this server: the reference's form,
+    ``{"command": ..., "args": ["serve", "--library", PATH]}``, with ``command`` the absolute
+    path of the running bourdon (``program``, default ``hookfiles.running_bourdon()``; a
+    ``python -m bourdon`` run puts ``-m bourdon`` first in ``args``): a client's PATH may not
+    have ``bourdon`` on it."""
+    from bourdon.ingest.hookfiles import running_bourdon
+
+    command, *first = program or running_bourdon()
+    return {"command": command, "args": [*first, "serve", "--library", str(root.absolute())]}
 
 
 def server_state(server: Any) -> tuple[int, int]:
