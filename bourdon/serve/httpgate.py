@@ -241,6 +241,7 @@ async def _with_idle_limit(
         await send(message)
 
     idled = False
+    failure: Exception | None = None
     async with anyio.create_task_group() as group:
 
         async def watch() -> None:
@@ -255,8 +256,13 @@ async def _with_idle_limit(
                 await anyio.sleep(left)
 
         group.start_soon(watch)
-        await app(scope, receive, watched)
+        try:
+            await app(scope, receive, watched)
+        except Exception as exc:  # raised as itself below, not inside an exception group
+            failure = exc
         group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
     if idled and not state["done"]:
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 

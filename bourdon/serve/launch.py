@@ -158,4 +158,7 @@ def serve_http(
         h11_max_incomplete_event_size=MAX_HEAD,
         timeout_keep_alive=max(1, math.ceil(min(door.timeout, KEEP_ALIVE))),
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
