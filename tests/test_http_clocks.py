@@ -18,6 +18,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,9 +71,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         stop_process(proc)
 
 
-def until_closed(sock: socket.socket) -> tuple[bool, bytes]:
-    """Read until the server closes (True) or BOUND passes with the connection open (False)."""
+def until_closed(sock: socket.socket, deadline: float | None = None) -> tuple[bool, bytes]:
+    """Read until the server closes (True) or BOUND passes (or ``deadline``, a
+    ``time.monotonic()`` value shared by many sockets) with the connection open (False)."""
     got = b""
+    if deadline is not None:
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
     try:
         while chunk := sock.recv(65536):
             got += chunk
@@ -111,9 +115,10 @@ def test_half_sent_requests_are_closed_and_the_server_keeps_answering(server: Se
             sock.sendall(data)
         held.append((label, sock))
     outcome = {}
+    deadline = time.monotonic() + BOUND  # one bound for the whole crowd
     try:
         for label, sock in held:
-            closed, reply = until_closed(sock)
+            closed, reply = until_closed(sock, deadline)
             status = reply.split()[1].decode() if reply.startswith(b"HTTP/") else "-"
             outcome.setdefault(label, set()).add((closed, status))
     finally:
