@@ -12,6 +12,7 @@ import bench_adopt
 import bench_coldstart
 import bench_export
 import bench_library
+import bench_peers
 import bench_recognition
 import bench_server
 import bench_status
@@ -27,6 +28,7 @@ def main() -> int:
         bench_coldstart,
         bench_writes,
         bench_recognition,
+        bench_peers,
         bench_export,
         bench_sync,
         bench_status,

@@ -13,6 +13,7 @@ returns and the HTTP-like status the MCP server reports, so both surfaces map er
     ├── NotFoundError                 exit 4   status 404   unknown agent, version or digest
     ├── ConflictError                 exit 5   status 409   expected_digest is stale
     ├── BusyError                     exit 6   status 503   library lock not free in time
+    ├── PortInUseError                exit 9   status 503   serve: the HTTP port is taken
     └── LibraryError                  exit 7   status 500   not a library, or git failed
         └── GitError                  exit 7   status 500
 
@@ -128,6 +129,14 @@ class BusyError(BourdonError):
     status = 503
     code = "busy"
     retryable = True
+
+
+class PortInUseError(BourdonError):
+    """``bourdon serve --transport http`` cannot listen: another program holds the port."""
+
+    exit_code = 9
+    status = 503
+    code = "port_in_use"
 
 
 class LibraryError(BourdonError):

@@ -264,7 +264,11 @@ async def test_the_printed_client_config_starts_a_server_that_answers(
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     config = client_config(done.stderr)
-    assert config == {"command": "bourdon", "args": ["serve", "--library", str(sample_root)]}
+    # Started as `python -m bourdon`: the same interpreter, by its absolute path.
+    assert config == {
+        "command": sys.executable,
+        "args": ["-m", "bourdon", "serve", "--library", str(sample_root)],
+    }
     params = StdioServerParameters(command=config["command"], args=config["args"], env=env)
     async with Client(params) as client:
         answer = await call(client, "find_entity", name="bourdon", access_level="team")

@@ -8,6 +8,7 @@ who already had other hooks keep them.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -372,7 +373,8 @@ def test_cli_install_status_and_uninstall(cli: Run, tmp_path: Path, isolated_hom
     original = write(path, USER_SETTINGS["gemini-cli"])
     code, out, _ = cli("hooks", "install", "gemini-cli", "--settings", path, "--dry-run")
     assert code == 0 and out.startswith(f"Dry run: 'install' would change {path}")
-    assert '+            "command": "bourdon hook export gemini-cli",' in out
+    library = os.environ["BOURDON_LIBRARY"]  # the chosen library, carried by each command
+    assert f'-m bourdon --library {library} hook export gemini-cli",' in out
     assert path.read_bytes() == original
     code, out, _ = cli("hooks", "install", "gemini-cli", "--settings", path)
     assert code == 0 and out.startswith(f"Installed bourdon's hooks for gemini-cli into {path}:")

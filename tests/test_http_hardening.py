@@ -216,6 +216,8 @@ ORIGINS: list[tuple[str, str | None, int | None]] = [
     ("absent", None, None),
     ("http://localhost:port", "http://localhost:{port}", None),
     ("http://127.0.0.1:port", "http://127.0.0.1:{port}", None),
+    ("https://127.0.0.1:port", "https://127.0.0.1:{port}", None),  # documented as allowed
+    ("https://localhost:port", "https://localhost:{port}", None),
     ("http://evil.example", "http://evil.example", 403),
     ("null", "null", 403),
 ]
@@ -369,6 +371,8 @@ def _would_bind(self, *args, **kwargs):
     sys.stderr.write(f"TEST-STUB would bind {self.config.host}:{self.config.port}\n")
     sys.stderr.flush()
 uvicorn.Server.run = _would_bind
+import bourdon.serve.launch
+bourdon.serve.launch.listen = lambda door: None  # the socket is bound before uvicorn runs
 
 from bourdon.cli.main import main
 raise SystemExit(main(sys.argv[1:]))
@@ -453,6 +457,7 @@ def test_the_bind_decision(
     import uvicorn
 
     from bourdon.cli.main import main
+    from bourdon.serve import launch
 
     real_bind = socket.socket.bind
 
@@ -466,6 +471,7 @@ def test_the_bind_decision(
 
     monkeypatch.setattr(socket.socket, "bind", guarded)
     monkeypatch.setattr(uvicorn.Server, "run", would_bind)
+    monkeypatch.setattr(launch, "listen", lambda door: None)  # bound before uvicorn runs
     monkeypatch.setattr(logging, "basicConfig", lambda **kwargs: None)
     root = tmp_path / "lib"
     Library.init(root).close()

@@ -613,7 +613,7 @@ def test_serve_prints_how_to_connect_on_stderr_never_stdout(
         check=False,
     )
     assert proc.stdout == ""
-    assert "5 agents" in proc.stderr and '"command": "bourdon"' in proc.stderr
+    assert "5 agents" in proc.stderr and f'"command": {json.dumps(sys.executable)}' in proc.stderr
     assert str(sample_root) in proc.stderr
 
 

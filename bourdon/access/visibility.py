@@ -14,7 +14,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bourdon.access.homebound import indexed_stays_home, stays_home
+from bourdon.errors import InputError
 from bourdon.model import ROW_SECTIONS, Manifest, Visibility, row_visibility
+
+LEVELS = ("public", "team", "private")  # access_level's only spellings
 
 
 class Row(Protocol):
@@ -78,12 +81,18 @@ def resolve(
     *,
     scope: Scope = OPEN,
 ) -> Access:
-    """Parse ``access_level`` (400 on anything but public/team/private) and apply the guards.
+    """Parse ``access_level`` (400 on anything but public/team/private, in lower case, as
+    documented) and apply the guards.
 
     Callers over the network are answered at team at most: private rows never leave the
     machine. The scope's ``agents`` limits the namespaces seen.
     """
     requested = default if access_level is None else access_level
+    if requested not in LEVELS:
+        raise InputError(
+            f"access_level {requested!r} is not one of public, team, private "
+            "(lower case, exactly)"
+        )
     level = Visibility.parse(requested, "access_level")
     warning = None
     if level is Visibility.PRIVATE and not include_private:

@@ -10,6 +10,7 @@ from typing import Any
 
 from bourdon.cli import output
 from bourdon.digest import digest8
+from bourdon.errors import InputError
 from bourdon.formats.resources import sample_library_path
 from bourdon.model import ENTITIES, Visibility, fold, row_visibility
 
@@ -18,17 +19,42 @@ SHARED_ENTITY = "bourdon"
 
 def register(sub: Any) -> None:
     p = sub.add_parser("demo", help="a guided tour on a temporary copy of the sample library")
-    p.add_argument("--keep", metavar="DIR", help="build the demo library in DIR and keep it")
+    p.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="build the demo library in DIR and keep it (DIR must be new or empty)",
+    )
     p.set_defaults(func=cmd_demo)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     if args.keep:
-        tour(Path(args.keep).expanduser())
+        root = Path(args.keep).expanduser().absolute()
+        refuse_used(root)
+        tour(root)
         return 0
     with tempfile.TemporaryDirectory(prefix="bourdon-demo-") as tmp:
         tour(Path(tmp) / "library")
     return 0
+
+
+def refuse_used(root: Path) -> None:
+    """The tour commits the sample and rolls an agent back: never in a folder that holds
+    anything already (above all a library, whose rows it would write over)."""
+    if not root.exists():
+        return
+    if not root.is_dir():
+        raise InputError(f"demo --keep {root}: that is a file, not a folder; name a new folder")
+    if (root / ".git").exists() or (root / "agents").is_dir():
+        raise InputError(
+            f"demo --keep {root}: that is a library already; the tour would write the sample "
+            "over its rows and changed nothing: name a new folder"
+        )
+    if any(root.iterdir()):
+        raise InputError(
+            f"demo --keep {root}: the folder is not empty and the tour changed nothing; "
+            "name a new or empty folder"
+        )
 
 
 def step(title: str) -> None:

@@ -12,7 +12,6 @@ import argparse
 import contextlib
 import io
 import json
-import shutil
 import sys
 from pathlib import Path
 from typing import Any, Final
@@ -73,17 +72,32 @@ def _settings(args: argparse.Namespace, agent: str) -> Path:
     return settings_path(agent, Path.home(), override)
 
 
+def _prefix(args: argparse.Namespace) -> list[str]:
+    """How the installed hooks call bourdon: this very bourdon, by its absolute path, on the
+    library chosen now (``--library``, ``$BOURDON_LIBRARY`` or the default), made absolute.
+    An agent's PATH may not have ``bourdon`` on it, and its environment names no library."""
+    from bourdon.ingest.hookfiles import running_bourdon
+
+    return [*running_bourdon(), "--library", str(library_path(args).absolute())]
+
+
 def cmd_hooks_install(args: argparse.Namespace) -> int:
     from bourdon.ingest.hooks import install
+    from bourdon.status.readers import is_library
 
+    prefix = _prefix(args)
     change = install(
-        args.agent, _settings(args, args.agent), state_dir=home_path(), dry_run=args.dry_run
+        args.agent,
+        _settings(args, args.agent),
+        state_dir=home_path(),
+        dry_run=args.dry_run,
+        prefix=prefix,
     )
     _report_change(change, args.json)
-    if change.changed and not args.dry_run and shutil.which("bourdon") is None:
+    if not is_library(Path(prefix[-1])):
         output.error(
-            "warning: 'bourdon' is not on PATH here; the agent's hooks need it on the PATH the "
-            "agent runs with"
+            f"warning: no library at {prefix[-1]} yet; the hooks will record failures until "
+            "'bourdon init' creates it (or install again with --library PATH)"
         )
     return 0
 
@@ -130,9 +144,9 @@ def cmd_hooks_status(args: argparse.Namespace) -> int:
     if args.settings and not args.agent:
         raise BourdonError("--settings needs an AGENT: the file belongs to one agent")
     if args.agent:  # one agent: an unreadable file is an error
-        found = [status(args.agent, _settings(args, args.agent)).to_dict()]
+        found = [status(args.agent, _settings(args, args.agent), _prefix(args)).to_dict()]
     else:
-        found = statuses({agent: _settings(args, agent) for agent in AGENTS})
+        found = statuses({agent: _settings(args, agent) for agent in AGENTS}, _prefix(args))
     if args.json:
         output.print_json({"hooks": found})
         return 0

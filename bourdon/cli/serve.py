@@ -69,6 +69,14 @@ def register(sub: Any) -> None:
         help="also accept this browser Origin (repeatable; and $BOURDON_ALLOWED_ORIGINS)",
     )
     p.add_argument(
+        "--http-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="HTTP: close a connection whose request has not arrived whole S seconds after "
+        "its first byte, and end a response stream idle for S seconds (default 10)",
+    )
+    p.add_argument(
         "--peer-deadline",
         type=float,
         default=5.0,
@@ -99,6 +107,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if not 0 < args.port < 65536:
         raise InputError(f"--port must be from 1 to 65535, got {args.port}")
+    if not 0 < args.http_timeout <= 3600:
+        raise InputError(
+            f"--http-timeout must be more than 0 and at most 3600, got {args.http_timeout:g}"
+        )
     http = args.transport == "http"
     door = launch.Door(
         args.host,
@@ -106,6 +118,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         args.allow_unauthenticated,
         tuple(listed(args.allowed_host, "BOURDON_ALLOWED_HOSTS")),
         tuple(listed(args.allowed_origin, "BOURDON_ALLOWED_ORIGINS")),
+        timeout=args.http_timeout,
     )
     registry = MemberRegistry(home())
     if http:

@@ -5,6 +5,9 @@ file bourdon ships for it (the repository's ``hooks/`` folder, or the copy insid
 from __future__ import annotations
 
 import json
+import shlex
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -38,6 +41,29 @@ def hooks_dir() -> Path:
     package = Path(__file__).resolve().parent.parent  # bourdon/, above ingest/hookfiles.py
     packaged = package / "hooks"
     return packaged if packaged.is_dir() else package.parent / "hooks"
+
+
+def running_bourdon(argv0: str | None = None, executable: str | None = None) -> list[str]:
+    """The command that runs this bourdon, with an absolute path: the console script it was
+    started as, else ``<python> -m bourdon`` (started as ``python -m bourdon``, or embedded).
+
+    Paths are made absolute, never resolved: a virtualenv's ``python`` is a symlink, and
+    following it would leave the virtualenv.
+    """
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    executable = sys.executable if executable is None else executable
+    script = Path(argv0)
+    if script.name in ("bourdon", "bourdon.exe") and script.is_file():
+        return [str(script.absolute())]
+    return [str(Path(executable).absolute()), "-m", "bourdon"]
+
+
+def hook_command(shipped: str, prefix: Sequence[str] | None) -> str:
+    """A shipped hook command (``bourdon hook ...``) as installed: run by ``prefix`` (the
+    program and its global options) instead of a bare ``bourdon``; unchanged without one."""
+    if not prefix:
+        return shipped
+    return shlex.join([*prefix, *shlex.split(shipped)[1:]])
 
 
 def target(agent: str) -> Target:

@@ -4,7 +4,12 @@ The hook files themselves live in the repository's ``hooks/`` folder (ready to c
 zero logic: they only call ``bourdon hook ...``). This module merges them into the agent's
 settings file and takes them out again:
 
-- **idempotent**: installing twice gives the same file as installing once;
+- **the right bourdon, the right library**: each command is run by ``prefix`` (the CLI
+  passes the absolute path of the running ``bourdon`` and ``--library <absolute path>``)
+  instead of a bare ``bourdon``, which an agent's PATH may not have;
+- **idempotent**: installing twice gives the same file as installing once; a handler that an
+  older bourdon installed for the same call (a bare ``bourdon hook ...``, another path or
+  library) is upgraded in place, never doubled;
 - **kind to the user's file**: other hooks and unknown keys are kept, as is the file's
   indentation; a file that is not plain JSON (comments, trailing commas, duplicate keys) is
   refused with a clear error and left untouched;
@@ -25,20 +30,21 @@ import contextlib
 import copy
 import difflib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
 from bourdon.errors import BourdonError, InputError
-from bourdon.ingest.hookfiles import fragment, target
+from bourdon.ingest.hookfiles import fragment, hook_command, target
 from bourdon.ingest.settingsjson import (
     dump_settings,
     group_of,
     handlers_of,
     has_command,
     parse_settings,
+    same_call,
     strip_ours,
 )
 from bourdon.store.durable import atomic_write
@@ -115,14 +121,21 @@ class Change:
 # -- status, install, uninstall -----------------------------------------------------------
 
 
-def status(agent: str, path: Path) -> Status:
-    """Installed (every bourdon entry present), partial (some) or not installed (none)."""
+def wanted(agent: str, prefix: Sequence[str] | None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(event, handler) of bourdon's hook file for ``agent``, commands as installed."""
     spec = target(agent)
-    wanted = list(handlers_of(fragment(agent), spec))
+    for event, entry in handlers_of(fragment(agent), spec):
+        yield event, {**entry, "command": hook_command(entry["command"], prefix)}
+
+
+def status(agent: str, path: Path, prefix: Sequence[str] | None = None) -> Status:
+    """Installed (every bourdon entry present, as this ``prefix`` would write it), partial
+    (some) or not installed (none)."""
+    spec = target(agent)
     data, _ = _load(path)
     present: list[str] = []
     missing: list[str] = []
-    for event, entry in wanted:
+    for event, entry in wanted(agent, prefix):
         label = f"{event}: {entry['command']}"
         (present if data and has_command(data, spec, event, entry["command"]) else missing).append(
             label
@@ -131,20 +144,30 @@ def status(agent: str, path: Path) -> Status:
     return Status(agent, path, state, data is not None, present, missing)
 
 
-def statuses(paths: Mapping[str, Path]) -> list[dict[str, Any]]:
+def statuses(
+    paths: Mapping[str, Path], prefix: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
     """Each agent's status (``paths``: agent -> settings file), as dicts; a file that cannot
     be read is reported as ``unreadable`` with the error, not raised."""
     found = []
     for agent, path in paths.items():
         try:
-            found.append(status(agent, path).to_dict())
+            found.append(status(agent, path, prefix).to_dict())
         except BourdonError as exc:
             found.append({"agent": agent, "state": UNREADABLE, "error": exc.message})
     return found
 
 
-def install(agent: str, path: Path, *, state_dir: Path, dry_run: bool = False) -> Change:
-    """Merge bourdon's hooks into ``path`` (created if missing); a 2nd install changes nothing."""
+def install(
+    agent: str,
+    path: Path,
+    *,
+    state_dir: Path,
+    dry_run: bool = False,
+    prefix: Sequence[str] | None = None,
+) -> Change:
+    """Merge bourdon's hooks into ``path`` (created if missing); a 2nd install changes nothing.
+    ``prefix`` runs each command instead of a bare ``bourdon`` (``hookfiles.hook_command``)."""
     spec = target(agent)
     shipped = fragment(agent)
     data, raw = _load(path)
@@ -164,14 +187,19 @@ def install(agent: str, path: Path, *, state_dir: Path, dry_run: bool = False) -
         result["hooks"] = {}
         created.append(["hooks"])
     added = []
-    for event, entry in handlers_of(shipped, spec):
+    for event, entry in wanted(agent, prefix):
         if has_command(result, spec, event, entry["command"]):
+            continue
+        older = same_call(result, spec, event, entry["command"])
+        if older is not None:  # installed by another bourdon, or for another library
+            older["command"] = entry["command"]
+            added.append(f"{event}: {entry['command']}")
             continue
         events = result["hooks"]
         if event not in events:
             events[event] = []
             created.append(["hooks", event])
-        events[event].append(copy.deepcopy(entry if spec.flat else group_of(shipped, event, entry)))
+        events[event].append(copy.deepcopy(entry if spec.flat else _group(shipped, event, entry)))
         added.append(f"{event}: {entry['command']}")
     if not added:
         return Change(agent, "install", path, False, raw, raw, dry_run)
@@ -232,6 +260,15 @@ def uninstall(agent: str, path: Path, *, state_dir: Path, dry_run: bool = False)
 
 
 # -- the JSON -----------------------------------------------------------------------------
+
+
+def _group(shipped: dict[str, Any], event: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """The shipped group of ``entry`` (whose command is as installed), holding only it."""
+    for group in shipped["hooks"][event]:
+        for handler in group.get("hooks", []):
+            if {**handler, "command": entry["command"]} == entry:
+                return {**group_of(shipped, event, handler), "hooks": [entry]}
+    return {"hooks": [entry]}
 
 
 def _made(created: list[list[str]] | None, path: list[str]) -> bool:

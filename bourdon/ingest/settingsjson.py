@@ -6,6 +6,7 @@ the two shapes of hook lists (Cursor's flat ``{"event": [{"command": ...}]}``, e
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
@@ -14,6 +15,33 @@ from bourdon.errors import InputError
 from bourdon.ingest.hookfiles import Target
 
 OURS: Final = "bourdon hook "  # every command bourdon's hook files run starts with this
+_PROGRAMS: Final = ("bourdon", "bourdon.exe")
+
+
+def hook_call(command: object) -> tuple[str, ...] | None:
+    """The ``hook ...`` words of a command bourdon installed (``bourdon hook export X``, or
+    ``/abs/bourdon --library L hook export X``, or ``/abs/python -m bourdon ... hook ...``);
+    None for anyone else's command. Installs of every bourdon version are recognised."""
+    if not isinstance(command, str):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not words:
+        return None
+    program = words[0].replace("\\", "/").rsplit("/", 1)[-1]
+    if program in _PROGRAMS:
+        rest = words[1:]
+    elif program.startswith("python") and words[1:3] == ["-m", "bourdon"]:
+        rest = words[3:]
+    else:
+        return None
+    while len(rest) >= 2 and rest[0] == "--library":
+        rest = rest[2:]
+    if len(rest) >= 2 and rest[0] == "hook":
+        return tuple(rest)
+    return None
 
 
 def parse_settings(raw: str, path: Path) -> dict[str, Any]:
@@ -92,27 +120,39 @@ def group_of(shipped: dict[str, Any], event: str, handler: dict[str, Any]) -> di
     return {"hooks": [handler]}
 
 
-def has_command(data: dict[str, Any], spec: Target, event: str, command: str) -> bool:
+def _handlers(data: dict[str, Any], spec: Target, event: str) -> Iterator[dict[str, Any]]:
     hooks = data.get("hooks")
     entries = hooks.get(event) if isinstance(hooks, dict) else None
-    if not isinstance(entries, list):
-        return False
-    for item in entries:
+    for item in entries if isinstance(entries, list) else []:
         if not isinstance(item, dict):
             continue
         handlers = [item] if spec.flat else item.get("hooks")
-        if isinstance(handlers, list) and any(
-            isinstance(h, dict) and h.get("command") == command for h in handlers
-        ):
-            return True
-    return False
+        for handler in handlers if isinstance(handlers, list) else []:
+            if isinstance(handler, dict):
+                yield handler
+
+
+def has_command(data: dict[str, Any], spec: Target, event: str, command: str) -> bool:
+    return any(h.get("command") == command for h in _handlers(data, spec, event))
+
+
+def same_call(
+    data: dict[str, Any], spec: Target, event: str, command: str
+) -> dict[str, Any] | None:
+    """A handler of ``event`` that bourdon installed for the same hook call as ``command``
+    (by another bourdon, or for another library): the one to upgrade."""
+    wanted = hook_call(command)
+    for handler in _handlers(data, spec, event):
+        if wanted is not None and hook_call(handler.get("command")) == wanted:
+            return handler
+    return None
 
 
 def _ours(handler: object, commands: set[str]) -> bool:
     if not isinstance(handler, dict):
         return False
     command = handler.get("command")
-    return isinstance(command, str) and (command in commands or command.startswith(OURS))
+    return isinstance(command, str) and (command in commands or hook_call(command) is not None)
 
 
 def strip_ours(item: object, spec: Target, commands: set[str]) -> tuple[object | None, list[str]]:

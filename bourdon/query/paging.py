@@ -25,6 +25,14 @@ DEFAULT_SINCE_DAYS: Final = 14
 
 T = TypeVar("T")
 
+# The position a cursor of each kind carries: the key of the last row served (``rows.py``).
+_SESSION_KEY: Final = (str, str, str, str, int)  # date, agent, cwd, session id, position
+CURSOR_KEYS: Final[dict[str, tuple[type, ...]]] = {
+    "sessions": _SESSION_KEY,
+    "summary": _SESSION_KEY,
+    "notes": (str, str, str, int),  # date, agent, text, position
+}
+
 
 def clamp_limit(limit: object, default: int = DEFAULT_LIMIT, most: int = MAX_LIMIT) -> int:
     if limit is None:
@@ -79,9 +87,30 @@ def decode_cursor(cursor: object, kind: str) -> tuple[tuple[Any, ...], str | Non
     if not isinstance(data, dict) or data.get("v") != 1 or data.get("k") != kind:
         raise bad
     after, since = data.get("after"), data.get("since")
-    if not isinstance(after, list) or not (since is None or isinstance(since, str)):
+    if not isinstance(after, list) or not _position(after, CURSOR_KEYS.get(kind)):
+        raise bad
+    if not (since is None or _date(since)):
         raise bad
     return tuple(after), since
+
+
+def _position(after: list[Any], shape: tuple[type, ...] | None) -> bool:
+    """Whether ``after`` is a key rows of the cursor's kind can be compared with."""
+    if shape is None or len(after) != len(shape):
+        return False
+    return all(
+        type(value) is kind and not (isinstance(value, str) and len(value) > 1024)
+        for value, kind in zip(after, shape, strict=True)
+    )
+
+
+def _date(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        return date.fromisoformat(value).isoformat() == value
+    except ValueError:
+        return False
 
 
 def page(

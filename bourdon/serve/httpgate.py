@@ -14,6 +14,11 @@ request that sends no ``Authorization`` header at all is served as the anonymous
 reads public rows and writes nothing; a wrong token is still a 401. Nothing here logs or
 echoes token material.
 
+A response stream that has begun and then carries nothing for ``stream_idle`` seconds is ended
+(as a whole response; this stateless server never sends on a ``GET`` event stream, so such a
+stream would otherwise stay open for as long as the client likes). Clocks on receiving a
+request are the connection's (``httpconn``).
+
 Host names and origins declared by the operator (``--allowed-host``, ``--allowed-origin``) are
 accepted as the reference Bourdon accepts them: a host matches with any port and may hold
 ``*`` wildcards; an origin is compared with its default port made explicit.
@@ -23,10 +28,13 @@ from __future__ import annotations
 
 import contextvars
 import json
+import math
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from fnmatch import fnmatchcase
 from typing import Any, Final
 from urllib.parse import parse_qsl, unquote, urlsplit
+
+import anyio
 
 from bourdon.access.audit import AuditLog
 from bourdon.access.callers import Caller
@@ -110,8 +118,10 @@ class HttpGate:
         allow_unauthenticated: bool = False,
         extra_hosts: Iterable[str] = (),
         extra_origins: Iterable[str] = (),
+        stream_idle: float = math.inf,
     ) -> None:
         self.app = app
+        self.stream_idle = stream_idle
         self.registry = registry
         self.audit = audit
         self.hosts = allowed_hosts(host, port)
@@ -161,7 +171,7 @@ class HttpGate:
     async def serve(self, caller: Caller, scope: Scope, receive: Receive, send: Send) -> None:
         reset = _CALLER.set(caller)
         try:
-            await self.app(scope, receive, send)
+            await _with_idle_limit(self.app, scope, receive, send, self.stream_idle)
         finally:
             _CALLER.reset(reset)
 
@@ -208,6 +218,51 @@ class HttpGate:
                 status=status,
                 detail=detail,
             )
+
+
+async def _with_idle_limit(
+    app: App, scope: Scope, receive: Receive, send: Send, idle: float
+) -> None:
+    """Run ``app``; end its response when, once begun, it sends nothing for ``idle`` seconds."""
+    if math.isinf(idle):
+        await app(scope, receive, send)
+        return
+    begun = anyio.Event()
+    state = {"last": 0.0, "done": False}
+
+    async def watched(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            begun.set()
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            state["done"] = True
+        state["last"] = anyio.current_time()
+        await send(message)
+
+    idled = False
+    failure: Exception | None = None
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            nonlocal idled
+            await begun.wait()
+            while not state["done"]:
+                left = state["last"] + idle - anyio.current_time()
+                if left <= 0:
+                    idled = True
+                    group.cancel_scope.cancel()
+                    return
+                await anyio.sleep(left)
+
+        group.start_soon(watch)
+        try:
+            await app(scope, receive, watched)
+        except Exception as exc:  # raised as itself below, not inside an exception group
+            failure = exc
+        group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    if idled and not state["done"]:
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _bearer(header: str) -> str | None:

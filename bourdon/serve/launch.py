@@ -7,13 +7,19 @@ decides whether a bind is safe, and how the HTTP app is stacked (the MCP app beh
 
 from __future__ import annotations
 
+import errno
 import ipaddress
+import math
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bourdon.errors import InputError
+from bourdon.errors import InputError, PortInUseError
+
+DEFAULT_TIMEOUT = 10.0  # seconds: see Door.timeout
+KEEP_ALIVE = 5  # seconds a connection may idle between requests, at most
 
 
 @dataclass(frozen=True)
@@ -25,6 +31,10 @@ class Door:
     allow_unauthenticated: bool = False
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
+    # A request must arrive whole within this many seconds of its first byte, and a response
+    # stream that carries nothing for as long is ended; connections idle between requests
+    # for at most min(timeout, KEEP_ALIVE) seconds.
+    timeout: float = DEFAULT_TIMEOUT
 
 
 def is_loopback(host: str) -> bool:
@@ -51,9 +61,16 @@ def check_door(door: Door, active_members: int) -> None:
         )
 
 
-def client_config(root: Path) -> dict[str, Any]:
-    """What an MCP client's configuration needs to start this server: the reference's form."""
-    return {"command": "bourdon", "args": ["serve", "--library", str(root)]}
+def client_config(root: Path, program: list[str] | None = None) -> dict[str, Any]:
+    """What an MCP client's configuration needs to start this server: the reference's form,
+    ``{"command": ..., "args": ["serve", "--library", PATH]}``, with ``command`` the absolute
+    path of the running bourdon (``program``, default ``hookfiles.running_bourdon()``; a
+    ``python -m bourdon`` run puts ``-m bourdon`` first in ``args``): a client's PATH may not
+    have ``bourdon`` on it."""
+    from bourdon.ingest.hookfiles import running_bourdon
+
+    command, *first = program or running_bourdon()
+    return {"command": command, "args": [*first, "serve", "--library", str(root.absolute())]}
 
 
 def server_state(server: Any) -> tuple[int, int]:
@@ -70,11 +87,35 @@ def serve_stdio(server: Any) -> None:
     anyio.run(server.run_stdio_async)
 
 
+def listen(door: Door) -> socket.socket:
+    """The listening socket, bound before anything says "serving": a port another program
+    holds is a ``PortInUseError`` (exit 9), an address that is not this machine's an
+    ``InputError``."""
+    host = door.host.strip("[]")
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, door.port))
+    except OSError as exc:
+        sock.close()
+        where = f"[{host}]:{door.port}" if ":" in host else f"{host}:{door.port}"
+        if exc.errno == errno.EADDRINUSE:
+            raise PortInUseError(
+                f"{where} is in use by another program; stop it, or serve on another port "
+                "(--port N)"
+            ) from None
+        raise InputError(f"cannot listen on {where}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
 def serve_http(
     server: Any, door: Door, registry: Any, say: Callable[[str], None], serving: str
 ) -> None:
     import uvicorn
+    from mcp.server.transport_security import TransportSecuritySettings
 
+    from bourdon.serve.httpconn import MAX_HEAD, timed_protocol
     from bourdon.serve.httpgate import MAX_BODY, HttpGate
 
     guard = server.bourdon_guard
@@ -84,6 +125,9 @@ def serve_http(
         stateless_http=True,
         host=door.host,
         max_request_body_size=MAX_BODY,
+        # The gate checks Host and Origin, with the lists the docs give (the SDK's own check
+        # would refuse https:// loopback origins and the operator's declared hosts).
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
     gate = HttpGate(
         app,
@@ -94,7 +138,9 @@ def serve_http(
         allow_unauthenticated=door.allow_unauthenticated,
         extra_hosts=door.allowed_hosts,
         extra_origins=door.allowed_origins,
+        stream_idle=door.timeout,
     )
+    sock = listen(door)
     members = registry.active_count()
     if door.allow_unauthenticated:
         access = "requests without a token read public rows only"
@@ -103,6 +149,16 @@ def serve_http(
         access = f"tokens required{hint}"
     say(f"{serving} at http://{door.host}:{door.port}/mcp, {members} active member(s), {access}")
     config = uvicorn.Config(
-        gate, host=door.host, port=door.port, log_level="warning", lifespan="on"
+        gate,
+        host=door.host,
+        port=door.port,
+        log_level="warning",
+        lifespan="on",
+        http=timed_protocol(door.timeout),
+        h11_max_incomplete_event_size=MAX_HEAD,
+        timeout_keep_alive=max(1, math.ceil(min(door.timeout, KEEP_ALIVE))),
     )
-    uvicorn.Server(config).run()
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()

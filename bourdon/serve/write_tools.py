@@ -51,6 +51,7 @@ def register_write_tools(server: MCPServer, guard: Guard) -> None:
         """
 
         def work(caller: Caller, decision: policy.Decision) -> dict[str, Any]:
+            rollback.require_digest(expected_digest)
             change = commit.build_change(
                 agent_type, instance, role_narrative, entities, sessions, workstreams, notes
             )

@@ -5,11 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from bourdon.errors import ConflictError
+from bourdon.errors import ConflictError, InputError
 from bourdon.serve.writes.commit import stale
 from bourdon.serve.writes.counts import visible_counts
 from bourdon.store.library import Library
 from bourdon.store.provenance import Provenance
+
+
+def require_digest(expected_digest: str | None) -> None:
+    """An ``expected_digest`` that is given must name a digest: an empty one would quietly turn
+    the lost-update check off (omit it, or pass ``null``, to write without the check)."""
+    if expected_digest is not None and not expected_digest.strip():
+        raise InputError(
+            "expected_digest is empty; pass the digest you read (current_digest), or omit "
+            "expected_digest to write without the lost-update check"
+        )
 
 
 def wants_preview(dry_run: bool, confirm: bool | None, expected_digest: str | None) -> bool:
@@ -36,6 +46,12 @@ def rollback_agent_memory(
 
     ``level`` hides rows above that visibility from the preview (callers over the network).
     """
+    if not isinstance(version_id, str) or not version_id.strip():
+        raise InputError(
+            "version_id is empty; pass a version_id from list_memory_versions (the version to "
+            "restore)"
+        )
+    require_digest(expected_digest)
     if wants_preview(dry_run, confirm, expected_digest):
         current = library.current_digest(agent_id)
         changes = library.diff(agent_id, library.head() or "", version_id, level)
