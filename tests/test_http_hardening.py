@@ -372,7 +372,7 @@ def _would_bind(self, *args, **kwargs):
     sys.stderr.flush()
 uvicorn.Server.run = _would_bind
 import bourdon.serve.launch
-bourdon.serve.launch.listen = lambda door: None  # the socket is bound before uvicorn runs
+bourdon.serve.launch.listen = lambda door: socket.socket()  # unbound: uvicorn is stubbed
 
 from bourdon.cli.main import main
 raise SystemExit(main(sys.argv[1:]))
@@ -471,7 +471,7 @@ def test_the_bind_decision(
 
     monkeypatch.setattr(socket.socket, "bind", guarded)
     monkeypatch.setattr(uvicorn.Server, "run", would_bind)
-    monkeypatch.setattr(launch, "listen", lambda door: None)  # bound before uvicorn runs
+    monkeypatch.setattr(launch, "listen", lambda door: socket.socket())  # unbound: uvicorn is stubbed
     monkeypatch.setattr(logging, "basicConfig", lambda **kwargs: None)
     root = tmp_path / "lib"
     Library.init(root).close()
