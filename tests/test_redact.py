@@ -289,3 +289,38 @@ def test_no_secret_reaches_a_manifest_a_file_or_any_git_object(
     manifest = library.read_bytes("leaky-agent").decode()
     for kind in {e["kind"] for e in SECRETS}:
         assert f"[redacted:{kind}]" in manifest, kind
+
+
+# -- keyword-gated shapes: a provider's value shape counts only where the provider is named ----
+
+_SHA = "6d2fabeb6add229bc199faba28fd3efb57df0bd3"
+_UUID = "12345678-abcd-abcd-abcd-1234567890ab"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"git checkout {_SHA}",
+        f"Merge commit {_SHA} into main",
+        f"request id {_UUID} took 3 ms",
+        "summary: 14 files, superstition1 and suAbcdefgh1234",
+        f"sourcegraph indexes the repo\ncommit {_SHA}",  # the keyword is on another line
+    ],
+)
+def test_keyword_shapes_leave_ordinary_text_alone(text: str) -> None:
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"sourcegraph token: {_SHA}", _SHA),
+        (f"SRC_ACCESS_TOKEN={_SHA}  # sourcegraph", _SHA),
+        (f'const MessageBirdClientID = "{_UUID}"', _UUID),
+        ('SUMO_ACCESS_ID = "' + "su" + 'GyI5imvADdvU"', "su" + "GyI5imvADdvU"),
+    ],
+)
+def test_keyword_shapes_are_redacted_where_the_provider_is_named(text: str, secret: str) -> None:
+    out = redact_text(text)
+    assert secret not in out and "[redacted:" in out, out
+    assert redact_text(out) == out

@@ -31,9 +31,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from bourdon.access.secretrules import CONTEXT_RULES, PROVIDER_RULES, PROVIDER_TRIGGER, Lazy, Rule
+from bourdon.access.secretrules import CONTEXT_RULES, PROVIDER_TRIGGER, SHAPE_RULES, Lazy, Rule
 
-RULES_VERSION: Final = "2"
+RULES_VERSION: Final = "3"
 PLACEHOLDER: Final = "[redacted:{kind}]"
 _MIN_ROOM: Final = 64  # a redacted string may grow up to this length (the shortest field cap)
 _CACHE_SIZE: Final = 50_000
@@ -169,7 +169,7 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule("perplexity-key", _rx(_B + r"pplx-[A-Za-z0-9]{40,}")),
     Rule("atlassian-token", _rx(_B + r"ATATT3[A-Za-z0-9_=-]{60,}")),
     Rule("tailscale-key", _rx(_B + r"tskey-[a-z]+-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}")),
-    *PROVIDER_RULES,
+    *SHAPE_RULES,
     # -- credentials named by their context -----------------------------------------------
     *CONTEXT_RULES,
     Rule(
@@ -198,7 +198,7 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule(
         "password",
         _rx(
-            r"(?i:\b(?:(?:[a-z0-9]+[_-])?(?:password|passwd|passphrase|pwd)|[a-z0-9]+[_-]pass))"
+            r"(?i:\b(?:(?:[a-z0-9]+[_-]){0,3}(?:password|passwd|passphrase|pwd)|[a-z0-9]+[_-]pass))"
             r"[\"']?\s*"
             r"(?:[:=]|=>|:=)\s*"
             r"(?:\"(?P<dq>[^\"\s]{3,})\"|'(?P<sq>[^'\s]{3,})'|"
@@ -319,9 +319,13 @@ def _redact(text: str) -> tuple[str, tuple[str, ...]]:
 
 def _apply(rule: Rule, text: str) -> tuple[str, int]:
     found = 0
+    if rule.near is not None and not rule.near.rx.search(text):
+        return text, 0
 
     def replace(match: re.Match[str]) -> str:
         nonlocal found
+        if rule.gated_out(match.string, match.start(), match.end()):
+            return match.group(0)
         if "dq" in rule.pattern.rx.groupindex:  # a password assignment: quoted or bare
             name = next(g for g in ("dq", "sq", "bare") if match.group(g) is not None)
             value = match.group(name)

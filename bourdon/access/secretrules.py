@@ -8,6 +8,8 @@ gitleaks' own examples as vectors. ``bourdon.access.redact`` runs these with its
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +42,16 @@ class Rule:
     pattern: Lazy
     group: str | None = None
     check: Callable[[str], bool] | None = None
+    near: Lazy | None = None  # a keyword the rule needs nearby: in the same line, or string
+    same_line: bool = True
+
+    def gated_out(self, text: str, start: int, end: int) -> bool:
+        """Whether a match at ``start:end`` lacks the rule's keyword where it must be."""
+        if self.near is None:
+            return False
+        if self.same_line:
+            text = text[text.rfind("\n", 0, start) + 1 : (text.find("\n", end) + 1 or None)]
+        return self.near.rx.search(text) is None
 
 
 _B = r"(?<![A-Za-z0-9_])"
@@ -102,6 +114,13 @@ _PROVIDERS: Final[tuple[tuple[str, str], ...]] = (
     ),
     ("adobe-secret", r"p8e-[A-Za-z0-9]{32}"),
     ("sonar-token", r"sq[pua]_[A-Za-z0-9]{40}"),
+    ("jfrog-api-key", r"AKCp[A-Za-z0-9]{69}"),
+    ("dropbox-token", r"sl\.[A-Za-z0-9_=-]{130,}"),
+    (
+        "authress-key",
+        r"(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}"
+        r"\.[A-Za-z0-9+/_=-]{30,120}",
+    ),
 )
 
 PROVIDER_RULES: Final[tuple[Rule, ...]] = tuple(
@@ -114,7 +133,48 @@ PROVIDER_TRIGGER: Final = (
     r"pscale_|shippo_|sgp_|pnu_|pul-|rdme_|rubygems_|tk-us|xkeysib|sm_|tfp_|HRKU|api_org|ico-|"
     r"sha256~|[ps]k\.|t1\.|AQVN|YC|live_|test_|pubkey-|rt-|_prod_|AAAAA|webhook\.office|s-s4t2|"
     r"Basic|\s-[upH]|fo1_|fm[12]|EZ[AT]K|\d\||%7C|ABSK|bedrock-api|p8e-|--user|--header|sq[pua]_|"
-    r"(?i:contribsys|okta|sonar)"
+    r"ZXlK|AKCp|sl\.|\.acc[_-]|(?i:contribsys|okta|sonar|sourcegraph|message[_-]?bird|sumo|telegr|"
+    r"jfrog|artifactory|bintray|xray|dropbox)"
+)
+
+
+def _base64_jwt(value: str) -> bool:
+    """A base64 value whose text is a JWT (``eyJ...`` header, a dot, ``eyJ...`` claims)."""
+    try:
+        text = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("ascii")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    return re.match(r"eyJ[A-Za-z0-9_-]{4,}\.eyJ", text) is not None
+
+
+def _gated(kind: str, keyword: str, pattern: str, *, same_line: bool = True) -> Rule:
+    return Rule(kind, Lazy(_B + pattern + _E), near=Lazy(keyword), same_line=same_line)
+
+
+# Shapes that are a secret only where the provider is named (gitleaks' keywords do the same):
+# a bare 40-hex value is a git SHA-1 until "sourcegraph" is on its line.
+KEYWORD_RULES: Final[tuple[Rule, ...]] = (
+    _gated("sourcegraph-token", r"(?i)sourcegraph", r"[a-fA-F0-9]{40}"),
+    _gated(
+        "messagebird-key",
+        r"(?i)message[_-]?bird",
+        r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+    ),
+    _gated("sumologic-key", r"[Ss]umo|SUMO", r"su[A-Za-z0-9]{12}"),
+    _gated("telegram-token", r"(?i)telegr", r"\d{5,16}:A[A-Za-z0-9_-]{34}"),
+    _gated("jfrog-api-key", r"(?i)jfrog|artifactory|bintray|xray", r"[A-Za-z0-9]{73}"),
+    _gated("dropbox-token", r"(?i)dropbox", r"[A-Za-z0-9]{11}AAAAAAAAAA[A-Za-z0-9_=-]{43}"),
+    Rule("jwt", Lazy(r"(?<![A-Za-z0-9+/])ZXlK[A-Za-z0-9+/]{40,}={0,2}"), check=_base64_jwt),
+    Rule(  # a Kubernetes Secret's data: every base64 value under data:, in a kind: Secret
+        "kubernetes-secret",
+        Lazy(
+            r"(?m)^[ \t]+(?!(?:name|namespace|type|kind|apiVersion):)[\w.-]+:[ \t]*[\"']?"
+            r"(?P<secret>(?=[A-Za-z/+]*[0-9+/=])[A-Za-z0-9+/]{10,}={0,3})[\"']?[ \t]*$"
+        ),
+        group="secret",
+        near=Lazy(r"(?i)\bkind:[ \t]*[\"']?secret\b"),
+        same_line=False,
+    ),
 )
 
 CONTEXT_RULES: Final[tuple[Rule, ...]] = (
@@ -187,6 +247,16 @@ CONTEXT_RULES: Final[tuple[Rule, ...]] = (
         ),
         group="secret",
     ),
+    Rule(  # NuGet.Config: <add key="ClearTextPassword" value="..." />
+        "password",
+        Lazy(r"(?i:<add\s+key=\"(?:ClearText)?Password\"\s+value=)\"(?P<secret>[^\"]{8,})\""),
+        group="secret",
+    ),
+    Rule(  # Freemius' PHP SDK: 'secret_key' => 'sk_...'
+        "freemius-secret-key",
+        Lazy(r"[\"']secret_key[\"']\s*=>\s*[\"'](?P<secret>sk_\S{29})[\"']"),
+        group="secret",
+    ),
     Rule(  # Django and Flask: SECRET_KEY = '<any 16+ characters>'
         "django-secret-key",
         Lazy(
@@ -195,3 +265,6 @@ CONTEXT_RULES: Final[tuple[Rule, ...]] = (
         group="secret",
     ),
 )
+
+# What redact.py runs after its own provider prefixes, in this order.
+SHAPE_RULES: Final[tuple[Rule, ...]] = PROVIDER_RULES + KEYWORD_RULES
