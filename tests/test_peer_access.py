@@ -101,6 +101,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         server.args += ["--peer-deadline", "20", "--recognition-deadline", "20"]
     a.tokens["desk"] = MemberRegistry(a.home).add("desk", "quarantined", ["a-code"])
     a.tokens["ops"] = MemberRegistry(a.home).add("ops", "trusted")
+    a.tokens["homebody"] = MemberRegistry(a.home).add("homebody", "trusted", keep_home=True)
     a.env["BOURDON_PEER_TOKEN_B"] = MemberRegistry(b.home).add("a", "trusted", peer=True)
     with open(base / "forger.log", "wb") as err:
         forger = subprocess.Popen([sys.executable, str(FORGER)], stdin=subprocess.DEVNULL,
@@ -151,6 +152,19 @@ async def test_a_trusted_member_is_shown_the_peers_rows(world: World, tool: str)
         answer, _ = await call(ops, tool, **FEDERATED[tool])
     agents = agents_named(tool, answer)
     assert ("b-code" if tool == "list_agents" else "peer:b:b-code") in agents
+
+
+@pytest.mark.parametrize("tool", FEDERATED)
+async def test_a_member_that_keeps_prompts_home_is_shown_no_peer_row(
+    world: World, tool: str
+) -> None:
+    """A peer's rows come as answers, not manifests: which of them are verbatim prompts or
+    instruction notes cannot be told, so none is shown to a member that keeps those home."""
+    async with member(world.a, "homebody") as homebody:
+        answer, text = await call(homebody, tool, **FEDERATED[tool])
+    assert not {a for a in agents_named(tool, answer) if a.startswith("peer:") or a == "b-code"}
+    for leak in (B_CANARY, "peer:", "SYSTEM", str(world.b.port), str(world.forger_port)):
+        assert leak not in text, (tool, leak)
 
 
 # -- no peer forges a line of the prompt fragment -------------------------------------------

@@ -292,6 +292,9 @@ def test_sync_reports_every_conflict_and_records_it_in_history(
             "known_entities 'Ledgerline' summary: remote won"
         ]
         assert library.read(AGENT).data["known_entities"][0]["summary"] == "desktop's"
+    capsys.readouterr()
+    assert main(["--library", str(a), "history", AGENT]) == 0  # people see it in history too
+    assert "conflict: known_entities 'Ledgerline' summary: remote won" in capsys.readouterr().out
 
     # The same conflict, printed, on the other side's next sync.
     with Library.open(b, machine="desktop") as library:

@@ -86,6 +86,9 @@ def cmd_history(args: argparse.Namespace) -> int:
             for v in versions
         ],
     )
+    for v in versions:  # a sync's conflicts: which row, which fields, who won
+        for conflict in v.conflicts:
+            print(f"  {output.short(v.version_id)} conflict: {conflict}")
     return 0
 
 

@@ -161,6 +161,8 @@ class Guard:
         Local only, too, for a caller that reads only some namespaces (a quarantined member):
         its grants name this library's agents, and a peer's agents are never among them, so
         the peers are not asked on its behalf and their rows, agents and names never reach it.
+        Likewise for a member that keeps prompts home: a peer's answer cannot be told apart
+        into verbatim prompts and the rest, so none is asked for it.
         """
         federation = self.federation
         caller = current_caller()
@@ -171,6 +173,7 @@ class Guard:
             or peers.hop >= 1
             or caller.peer
             or caller.readable() is not None
+            or caller.keep_home
         ):
             return local
         deadline = self.recognition_deadline if peers.recognition else self.deadline
