@@ -130,6 +130,9 @@ def test_keep_prompts_home_counts_nothing_of_them(
     assert got["entities"] == want["entities"]
 
 
+ROWS = ("known_entities", "recent_sessions", "active_workstreams", "notes")
+
+
 def test_a_remote_that_keeps_prompts_home_never_receives_them(
     exported: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -144,6 +147,12 @@ def test_a_remote_that_keeps_prompts_home_never_receives_them(
     with Library.open(exported) as library:
         report = sync(library, "origin")
     assert report.sent
+    # What was kept home is counted as such, not as rows above the remote's visibility.
+    homebound = sum(1 for s in team_rows(data, "recent_sessions") if s.get("key_actions"))
+    assert sum(s.kept_home for s in report.sent) >= homebound > 0
+    assert sum(s.withheld for s in report.sent) == sum(
+        1 for section in ROWS for r in data.get(section) or [] if r.get("visibility") == "private"
+    )
     blobs = b"\n".join(content for _, content in every_object(remote))
     assert b"ledgerline" in blobs  # the project entities went
     for text in prompts + notes:

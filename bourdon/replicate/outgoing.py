@@ -5,6 +5,7 @@ does not hold yet (``outgoing``), and this side's own state before it integrated
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from bourdon.access.visibility import filter_manifest
@@ -79,9 +80,9 @@ def outgoing(
         raw = yamlio.dump(published)
         changes[f"{AGENTS_DIR}/{filename}"] = raw
         cache.put(f"blob:{library.repo.blob_id(raw)}", published_digest)  # the remote's, soon
-        rows = sum(len(published.get(s) or []) for s in ROW_SECTIONS)
-        total = sum(len(data.get(s) or []) for s in ROW_SECTIONS)
-        report.sent.append(Sent(agent_id, rows, total - rows))
+        rows, total = _rows(published), _rows(data)
+        within = _rows(filter_manifest(data, level)) if home else rows
+        report.sent.append(Sent(agent_id, rows, total - within, within - rows))
     cache.save()
     return changes
 
@@ -118,3 +119,7 @@ class RemoteDigest:
 
 def overlay_files(overlay: dict[str, dict[str, Any]]) -> list[str]:
     return [f"{agent_id}{SUFFIX}" for agent_id in overlay]
+
+
+def _rows(data: Mapping[str, Any]) -> int:
+    return sum(len(data.get(s) or []) for s in ROW_SECTIONS)

@@ -26,6 +26,7 @@ class Sent:
     agent_id: str
     rows: int  # rows in the published manifest
     withheld: int  # rows of the live manifest above the remote's visibility, never sent
+    kept_home: int = 0  # rows within that visibility kept home (the remote keeps prompts home)
 
 
 @dataclass
