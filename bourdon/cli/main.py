@@ -6,7 +6,7 @@ readable table or, with ``--json``, as JSON on stdout. Errors are one line on st
 
     0 ok · 1 internal error · 2 bad input or usage · 3 invalid manifest · 4 not found
     5 conflict (stale expected digest) · 6 library busy · 7 library or git problem
-    8 not allowed · 130 interrupted
+    8 not allowed · 9 port in use · 130 interrupted
 
 Configuration is read here (and by the server factory) and nowhere else: ``--library``, else
 ``$BOURDON_LIBRARY``, else ``~/agent-library``; ``$BOURDON_HOME``, else ``~/.bourdon``, for
@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="One shared, auditable memory for every AI coding agent.",
         epilog="Exit codes: 0 ok, 1 internal error, 2 bad input, 3 invalid manifest, "
         "4 not found, 5 conflict, 6 busy, 7 library or git problem, 8 not allowed, "
-        "130 interrupted.",
+        "9 port in use, 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"bourdon {__version__}")
     add_global_options(parser, after_command=False)
