@@ -39,6 +39,8 @@ def keep_floor(result: dict[str, Any], *references: Mapping[str, Any] | None) ->
 
     Rows of ``result`` that are fine stay the very same objects.
     """
+    if len(references) == 1 and references[0] and _policy(references[0]) == _policy(result):
+        return _keep_floor_of_changes(result, references[0])
     floor: dict[Key, Visibility] = {}
     for reference in references:
         for key, level in levels(reference).items():
@@ -54,6 +56,38 @@ def keep_floor(result: dict[str, Any], *references: Mapping[str, Any] | None) ->
         for row in rows:
             if isinstance(row, Mapping):
                 least = floor.get((section, row_key(section, row)))
+                if least is not None and row_visibility(row, policy) < least:
+                    row, changed = {**row, "visibility": str(least)}, True
+            out.append(row)
+        if changed:
+            result[section] = out
+    return result
+
+
+def _keep_floor_of_changes(result: dict[str, Any], before: Mapping[str, Any]) -> dict[str, Any]:
+    """``keep_floor`` against one manifest of the same policy, looking only at what changed.
+
+    The merge keeps unchanged rows as the very same objects, and under the same policy such a
+    row has the same visibility: only rows that are new objects can have come out lower, and
+    only rows of ``before`` that are no longer in ``result`` can hold their floor. A write
+    touches a few rows, so a commit costs what it changed, not the whole manifest.
+    """
+    policy = _policy(result)
+    for section in ROW_SECTIONS:
+        rows = result.get(section)
+        if not isinstance(rows, list):
+            continue
+        was = _rows(before, section)
+        held, had = {id(r) for r in rows}, {id(r) for r in was}
+        floor = {
+            row_key(section, r): row_visibility(r, policy) for r in was if id(r) not in held
+        }
+        if not floor:
+            continue
+        out, changed = [], False
+        for row in rows:
+            if isinstance(row, Mapping) and id(row) not in had:
+                least = floor.get(row_key(section, row))
                 if least is not None and row_visibility(row, policy) < least:
                     row, changed = {**row, "visibility": str(least)}, True
             out.append(row)
