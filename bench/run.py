@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.sup
 import bench_adopt
 import bench_coldstart
 import bench_export
+import bench_freshness
 import bench_library
 import bench_peers
 import bench_recognition
@@ -28,6 +29,7 @@ def main() -> int:
         bench_coldstart,
         bench_writes,
         bench_recognition,
+        bench_freshness,
         bench_peers,
         bench_export,
         bench_sync,

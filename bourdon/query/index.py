@@ -1,24 +1,24 @@
 """The federation index: every live manifest of a library, in memory, ready to query.
 
-Built from ``agents/*.l5.yaml`` at start-up and kept fresh without a restart: each query first
-calls ``refresh()``, which costs one small file read and one ``stat`` when nothing changed (the
-branch ref and the ``agents/`` folder), plus a flag that a file watcher may set. When something
-did change, only the files whose ``(inode, size, mtime)`` moved are read again, and their parsed
-form usually comes from the shared cache under ``.bourdon/cache``. Queries never read YAML.
+Built from ``agents/*.l5.yaml`` at start-up and kept fresh without a restart. The index
+answers from its current ``Snapshot`` (``bourdon.query.snapshot``), one ``AgentPart`` per
+agent, and replaces it whole when the files change:
+
+- ``refresh()`` looks at the files (one small file read and a few ``stat`` calls when nothing
+  changed: the branch ref, ``agents/`` and the export's verdicts), re-reads only the manifests
+  whose ``(inode, size, mtime)`` moved (their parsed form usually from the shared cache under
+  ``.bourdon/cache``), builds a new part for each of those agents only, makes the recognizers
+  the old snapshot served lately, and only then swaps the new snapshot in. Queries running
+  meanwhile keep answering from the old one; one refresh runs at a time.
+- ``refresh_soon()`` does the same in a background thread and returns at once: the file
+  watcher and turn-start calls use it, so neither waits for a rebuild.
+- ``is_stale()`` says whether the files moved since the current snapshot was read: a call that
+  must see a change made before it arrived runs ``refresh()`` off the event loop first.
 
 Manifests are read as ``reading.read_manifest`` reads them: whatever the Bourdon L5 schema accepts
 is served. A row that does not validate is left out and reported in ``row_problems`` (the rest
 of its manifest serves); a manifest whose top level is broken is skipped whole and reported in
-``problems``. Either way the rest of the library keeps serving.
-
-Lookups:
-
-- ``by_name`` / ``by_alias``: folded name -> entity rows, for exact and alias matches;
-- ``by_loose``: the name with punctuation and spaces removed ("ledger-line" = "Ledger Line");
-- ``near``: a ``fuzzy.NearIndex`` of every name and alias, so near misses (up to two edits)
-  are found from a small candidate set, never by scanning every name.
-
-The rows themselves are ``bourdon.query.rows``.
+``problems``. Either way the rest of the library keeps serving. Queries never read YAML.
 """
 
 from __future__ import annotations
@@ -26,34 +26,36 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import logging
 import os
 import threading
 import time
-from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, NamedTuple
 
 from bourdon.errors import BourdonError
 from bourdon.formats.reading import ReadProblem
-from bourdon.model import SUFFIX, fold
-from bourdon.query.fuzzy import NearIndex, loose
+from bourdon.model import SUFFIX, Visibility
+from bourdon.query.agentpart import AgentPart
 from bourdon.query.recognition import Recognizer
 from bourdon.query.rows import AgentView, EntityRow, NoteRow, SessionRow, WorkstreamRow
+from bourdon.query.snapshot import Match, Snapshot
 from bourdon.store.git.refs import read_ref
 from bourdon.store.manifestcache import ManifestCache
 
-# Names shorter than this only match exactly: "mark" is not a typo of "park".
-MIN_FUZZY_LENGTH: Final = 6
-MAX_EDITS: Final = 2
+__all__ = ["Index", "Match"]
+
+TEAM = int(Visibility.TEAM)
+log = logging.getLogger("bourdon.index")
 
 
-class Match(NamedTuple):
-    """An entity row that matched a query, and how."""
+class _Loaded(NamedTuple):
+    """What one version of one manifest file gave: a part, or why it is skipped."""
 
-    row: EntityRow
-    kind: str  # exact | alias | fuzzy
-    score: float
+    part: AgentPart | None
+    problem: str | None
+    row_problems: tuple[ReadProblem, ...]
 
 
 @contextlib.contextmanager
@@ -76,55 +78,164 @@ class Index:
         self.root = root
         self.agents_dir = root / "agents"
         self.cache = cache or ManifestCache(root / ".bourdon" / "cache")
-        self.agents: dict[str, AgentView] = {}
-        self.problems: dict[str, str] = {}  # file name -> why the whole manifest is skipped
-        self.row_problems: dict[str, tuple[ReadProblem, ...]] = {}  # file name -> rows left out
-        self.generation = 0
-        self.head: str | None = None  # the commit the branch held when the index last looked
-        self._files: dict[str, tuple[int, int, int]] = {}
+        self.state = Snapshot.empty()
+        self._loaded: dict[str, tuple[tuple[int, int, int], _Loaded]] = {}  # file -> version
         self._marker: tuple[object, ...] = ()
         self._dirty = True
         self._checked = 0.0
-        self.drifting: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
+        self._building = threading.Lock()  # one refresh at a time
+        self._soon = threading.Lock()  # guards the background refresher's two flags
+        self._running = False
+        self._again = False
         self._head_file = str(root / ".git" / "HEAD")
         self._agents_str = str(self.agents_dir)
         self._marks_str = str(root / ".bourdon" / "watermarks")  # drift verdicts of the export
         self._head_seen: object = None
         self._ref_file = str(self._branch_ref())
-        self._clear_lookups()
+
+    # -- the current snapshot, as queries read it ------------------------------------------
+
+    @property
+    def agents(self) -> dict[str, AgentView]:
+        return self.state.agents
+
+    @property
+    def problems(self) -> dict[str, str]:
+        return self.state.problems
+
+    @property
+    def row_problems(self) -> dict[str, tuple[ReadProblem, ...]]:
+        return self.state.row_problems
+
+    @property
+    def entity_rows(self) -> list[EntityRow]:
+        return self.state.entity_rows
+
+    @property
+    def sessions(self) -> list[SessionRow]:
+        return self.state.sessions
+
+    @property
+    def notes(self) -> list[NoteRow]:
+        return self.state.notes
+
+    @property
+    def workstreams(self) -> list[WorkstreamRow]:
+        return self.state.workstreams
+
+    @property
+    def drifting(self) -> list[dict[str, Any]]:
+        return self.state.drifting
+
+    @property
+    def head(self) -> str | None:
+        return self.state.head
+
+    @property
+    def generation(self) -> int:
+        return self.state.generation
+
+    def match(
+        self,
+        query: str,
+        *,
+        fuzzy: bool = True,
+        visible: Callable[[EntityRow], bool] = lambda row: True,
+    ) -> list[Match]:
+        """``Snapshot.match`` on the current snapshot."""
+        return self.state.match(query, fuzzy=fuzzy, visible=visible)
+
+    def recognizer_for(self, level: int, agents: frozenset[str] | None) -> Recognizer:
+        """``Snapshot.recognizer_for`` on the current snapshot."""
+        return self.state.recognizer_for(level, agents)
+
+    def row_warnings(self, level: int, agents: frozenset[str] | None = None) -> list[str]:
+        return self.state.row_warnings(level, agents)
 
     # -- freshness -----------------------------------------------------------------------
 
     def mark_dirty(self) -> None:
-        """Called from a file watcher's thread: look at the files again on the next query."""
+        """Called from a file watcher's thread: the files changed, rebuild in the background."""
         self._dirty = True
+        self.refresh_soon()
 
     def refresh_if_due(self, max_age: float = 1.0) -> bool:
-        """Refresh only if the watcher saw a change or the last look is ``max_age`` s old.
-
-        For the turn-start path: most calls touch no file at all, and a commit made by
-        another process is still seen within ``max_age`` even without a watcher.
-        """
+        """For the turn-start path, which never waits for a rebuild: start one in the
+        background if the watcher saw a change or the last look is ``max_age`` s old, and
+        answer from the current snapshot meanwhile. Touches no file on most calls."""
         if self._dirty or time.monotonic() - self._checked > max_age:
-            return self.refresh()
+            self._checked = time.monotonic()
+            self.refresh_soon()
+            return True
         return False
 
+    def is_stale(self) -> bool:
+        """Did the files move since the current snapshot was read? (a few ``stat`` calls)"""
+        return self._dirty or self._change_marker() != self._marker
+
+    def refresh_soon(self) -> None:
+        """Refresh in a background thread; return at once. A change seen while a refresh is
+        running makes it run once more when it ends."""
+        with self._soon:
+            if self._running:
+                self._again = True
+                return
+            self._running = True
+        threading.Thread(target=self._refresh_loop, name="bourdon-index", daemon=True).start()
+
+    def _refresh_loop(self) -> None:
+        while True:
+            try:
+                self.refresh()
+            except Exception:  # a rebuild that fails leaves the current snapshot served
+                log.exception("could not refresh the index")
+            with self._soon:
+                if not self._again:
+                    self._running = False
+                    return
+                self._again = False
+
     def refresh(self) -> bool:
-        """Bring the index up to date with the files; return True if anything changed."""
-        marker = self._change_marker()
-        self._checked = time.monotonic()
-        if not self._dirty and marker == self._marker:
-            return False
-        with self._lock, _no_gc_pauses():
+        """Bring the index up to date with the files; return True if anything changed.
+
+        Safe from any thread. The new snapshot is complete (parts, typo indexes, the
+        recognizers callers used lately) before it replaces the current one."""
+        with self._building:
+            marker = self._change_marker()
+            self._checked = time.monotonic()
+            if not self._dirty and marker == self._marker:
+                return False
             self._dirty = False
+            with _no_gc_pauses():
+                changed, fresh = self._rescan()
+                old = self.state
+                if changed or not self._marker:
+                    new = Snapshot(
+                        {
+                            name[: -len(SUFFIX)]: loaded.part
+                            for name, (_, loaded) in self._loaded.items()
+                            if loaded.part is not None
+                        },
+                        problems={
+                            n: v.problem for n, (_, v) in self._loaded.items() if v.problem
+                        },
+                        row_problems={
+                            n: v.row_problems
+                            for n, (_, v) in self._loaded.items()
+                            if v.row_problems
+                        },
+                        head=self._read_head(),
+                        generation=old.generation + (1 if changed else 0),
+                        drifting=self._load_drift(),
+                    )
+                    if old.parts:  # not the first look: nothing may wait once it is served
+                        for part in fresh:
+                            part.warm(TEAM)
+                        new.carry_recognizers(old)
+                else:
+                    new = _with_head(old, self._read_head(), self._load_drift())
+            self.state = new
             self._marker = marker
-            self.head = self._read_head()
-            changed = self._rescan()
-            if changed:
-                self._rebuild_lookups()
-                self.generation += 1
-            self.drifting = self._load_drift()
             return changed
 
     def _change_marker(self) -> tuple[object, ...]:
@@ -187,8 +298,10 @@ class Index:
             return git_dir / "HEAD"
         return git_dir / head[5:].strip() if head.startswith("ref: ") else git_dir / "HEAD"
 
-    def _rescan(self) -> bool:
-        seen: dict[str, tuple[int, int, int]] = {}
+    def _rescan(self) -> tuple[bool, list[AgentPart]]:
+        """Read the manifests whose file moved; whether anything changed, and the new parts."""
+        seen: dict[str, tuple[tuple[int, int, int], _Loaded]] = {}
+        fresh: list[AgentPart] = []
         changed = False
         try:
             entries = list(os.scandir(self.agents_dir))
@@ -202,20 +315,21 @@ class Index:
             except OSError:
                 continue
             key = (st.st_ino, st.st_size, st.st_mtime_ns)
-            seen[entry.name] = key
-            if self._files.get(entry.name) == key:
+            known = self._loaded.get(entry.name)
+            if known is not None and known[0] == key:
+                seen[entry.name] = known
                 continue
             changed = True
-            self._load(entry.name, Path(entry.path))
-        for gone in set(self._files) - set(seen):
+            loaded = self._load(entry.name, Path(entry.path))
+            seen[entry.name] = (key, loaded)
+            if loaded.part is not None:
+                fresh.append(loaded.part)
+        if set(self._loaded) - set(seen):
             changed = True
-            self.problems.pop(gone, None)
-            self.row_problems.pop(gone, None)
-            self.agents.pop(gone[: -len(SUFFIX)], None)
-        self._files = seen
-        return changed
+        self._loaded = seen
+        return changed, fresh
 
-    def _load(self, name: str, path: Path) -> None:
+    def _load(self, name: str, path: Path) -> _Loaded:
         agent_id = name[: -len(SUFFIX)]
         try:
             raw = path.read_bytes()
@@ -223,122 +337,26 @@ class Index:
             named = str(data["agent"]["id"])
             if named != agent_id:
                 raise BourdonError(f"agents/{name} holds agent {named!r}; rename the file")
-            self.agents[agent_id] = AgentView.build(agent_id, data, skipped)
-            self.problems.pop(name, None)
-            if skipped:
-                self.row_problems[name] = skipped
-            else:
-                self.row_problems.pop(name, None)
+            return _Loaded(AgentPart(AgentView.build(agent_id, data, skipped)), None, skipped)
         except (OSError, BourdonError) as exc:
-            self.agents.pop(agent_id, None)
-            self.row_problems.pop(name, None)
             # An OSError's text holds the file's absolute path: the name above says which file,
             # and the path of the server's machine is not for every caller to read.
             message = exc.message if isinstance(exc, BourdonError) else exc.strerror or str(exc)
-            self.problems[name] = f"agents/{name} skipped: {message}"
+            return _Loaded(None, f"agents/{name} skipped: {message}", ())
 
-    def row_warnings(self, level: int, agents: frozenset[str] | None = None) -> list[str]:
-        """A warning for each row left out that a caller at ``level`` (in ``agents``) could
-        see: a private row's problem is not told to a caller who may not see private rows."""
-        return [
-            problem.message(f"agents/{name}") + " (left out; the rest of the file is served)"
-            for name in sorted(self.row_problems)
-            if agents is None or name.removesuffix(SUFFIX) in agents
-            for problem in self.row_problems[name]
-            if problem.level <= level
-        ]
 
-    # -- lookups -------------------------------------------------------------------------
-
-    def _clear_lookups(self) -> None:
-        self.by_name: dict[str, list[EntityRow]] = {}
-        self.by_alias: dict[str, list[EntityRow]] = {}
-        self.by_loose: dict[str, list[EntityRow]] = {}
-        self.near = NearIndex((), budget=MAX_EDITS, min_length=MIN_FUZZY_LENGTH)
-        self.sessions: list[SessionRow] = []
-        self.notes: list[NoteRow] = []
-        self.workstreams: list[WorkstreamRow] = []
-        self.entity_rows: list[EntityRow] = []
-        self._recognizers: dict[tuple[int, frozenset[str] | None], Recognizer] = {}
-
-    def _rebuild_lookups(self) -> None:
-        by_name: dict[str, list[EntityRow]] = defaultdict(list)
-        by_alias: dict[str, list[EntityRow]] = defaultdict(list)
-        by_loose: dict[str, list[EntityRow]] = defaultdict(list)
-        sessions: list[SessionRow] = []
-        notes: list[NoteRow] = []
-        workstreams: list[WorkstreamRow] = []
-        for agent_id in sorted(self.agents):
-            view = self.agents[agent_id]
-            for row in view.entities:
-                by_name[fold(row.name)].append(row)
-                by_loose[loose(row.name)].append(row)
-                for alias in row.aliases:
-                    by_alias[fold(alias)].append(row)
-                    by_loose[loose(alias)].append(row)
-            sessions.extend(view.sessions)
-            notes.extend(view.notes)
-            workstreams.extend(view.workstreams)
-        sessions.sort(key=lambda s: s.key, reverse=True)
-        notes.sort(key=lambda n: n.key, reverse=True)
-        self.by_name, self.by_alias, self.by_loose = dict(by_name), dict(by_alias), dict(by_loose)
-        self.near = NearIndex({*by_name, *by_alias}, budget=MAX_EDITS, min_length=MIN_FUZZY_LENGTH)
-        self.sessions, self.notes, self.workstreams = sessions, notes, workstreams
-        rows = [row for agent_id in sorted(self.agents) for row in self.agents[agent_id].entities]
-        self.entity_rows = rows
-        self._recognizers = {}  # built when first asked for (or warmed by the server)
-
-    def recognizer_for(self, level: int, agents: frozenset[str] | None) -> Recognizer:
-        """Recognition over only the names a caller may see, so hidden names can neither be
-        matched nor change what is matched (a longer hidden name, a typo corrected towards
-        one). Built once per (level, namespaces) and index generation; team is built with
-        the index."""
-        key = (level, agents)
-        found = self._recognizers.get(key)
-        if found is None:
-            rows = self.entity_rows  # one snapshot: a rebuild replaces the list, never edits it
-            found = Recognizer(
-                (i, text, is_alias, row.name)
-                for i, row in enumerate(rows)
-                if row.visibility <= level and (agents is None or row.agent in agents)
-                for text, is_alias in ((row.name, False), *((a, True) for a in row.aliases))
-            )
-            self._recognizers[key] = found
-        return found
-
-    def match(
-        self,
-        query: str,
-        *,
-        fuzzy: bool = True,
-        visible: Callable[[EntityRow], bool] = lambda row: True,
-    ) -> list[Match]:
-        """Entity rows matching ``query``: exact names, aliases, then near misses.
-
-        Near misses are searched only when no name or alias matches exactly: names of 6
-        characters or more within two edits (insert, delete, replace, swap two neighbours:
-        ``bourdon.query.fuzzy``), or the same letters and digits with other punctuation
-        ("ledger line" for "ledger-line"). Shorter names only match exactly, so short words
-        never pull in unrelated names.
-        """
-        folded = fold(query)
-        # Only rows the caller may see count: a hidden exact match must not change what a
-        # caller is told (whether near misses are offered would give it away).
-        found: list[Match] = [
-            Match(r, "exact", 100.0) for r in self.by_name.get(folded, ()) if visible(r)
-        ]
-        found += [Match(r, "alias", 95.0) for r in self.by_alias.get(folded, ()) if visible(r)]
-        if found or not fuzzy:
-            return found
-        seen: set[int] = set()
-        for row in self.by_loose.get(loose(query), ()):
-            if id(row) not in seen and visible(row):
-                seen.add(id(row))
-                found.append(Match(row, "fuzzy", 90.0))
-        for name, distance in self.near.near(folded):
-            score = round(90.0 * (1 - distance / max(len(name), len(folded))), 1)
-            for row in (*self.by_name.get(name, ()), *self.by_alias.get(name, ())):
-                if id(row) not in seen and visible(row):
-                    seen.add(id(row))
-                    found.append(Match(row, "fuzzy", score))
-        return found
+def _with_head(old: Snapshot, head: str | None, drifting: list[dict[str, Any]]) -> Snapshot:
+    """``old`` with a new commit or new drift verdicts but the same manifests (a commit that
+    changed no served file): the parts, rows and recognizers are all still right."""
+    if head == old.head and drifting == old.drifting:
+        return old
+    new = Snapshot(
+        old.parts,
+        problems=old.problems,
+        row_problems=old.row_problems,
+        head=head,
+        generation=old.generation,
+        drifting=drifting,
+    )
+    new.carry_recognizers(old)
+    return new

@@ -14,6 +14,7 @@ from typing import Any, Final
 from bourdon.access.visibility import Access
 from bourdon.model import Visibility, fold
 from bourdon.query.index import Index
+from bourdon.query.rows import EntityRow
 
 MAX_PROMPT: Final = 64 * 1024  # characters of a prompt that are scanned
 KIND_RANK: Final = {"exact": 0, "alias": 1, "fuzzy": 2}
@@ -26,7 +27,7 @@ def recognize(index: Index, prompt: str, access: Access) -> list[dict[str, Any]]
     groups: dict[str, dict[str, Any]] = {}
     recognizer = index.recognizer_for(int(access.level), access.agents)
     for mention in recognizer.mentions(prompt[:MAX_PROMPT]):
-        row = index.entity_rows[int(mention.key)]  # type: ignore[call-overload]
+        row: EntityRow = mention.key  # type: ignore[assignment]  # the index keys names by row
         if not access.allows(row):
             continue
         group = groups.setdefault(

@@ -74,12 +74,35 @@ class _Token:
     sentence_start: bool = False  # the first word of a line or of a sentence
 
 
+class NameTable:
+    """One agent's names at one access level: (row key, name or alias as written, is it an
+    alias, the entity's name, the entity's type)."""
+
+    def __init__(self, names: list[tuple[Hashable, str, bool, str, str]]) -> None:
+        self.names = names
+
+    @classmethod
+    def build(cls, names: Iterable[tuple[Hashable, str, bool, str, str]]) -> NameTable:
+        return cls(list(names))
+
+
 class Recognizer:
     """The n-gram dictionary and typo index of every known name and alias."""
 
-    def __init__(self, names: Iterable[tuple[Hashable, str, bool, str]]) -> None:
-        """``names``: (row key, name or alias as written, True when it is an alias, the
-        entity's name). Rows of several agents that know the same entity share its name."""
+    def __init__(
+        self,
+        tables: Iterable[NameTable | tuple[Hashable, str, bool, str]],
+        previous: Recognizer | None = None,
+    ) -> None:
+        """``tables``: the agents' ``NameTable``s (or bare (row key, name or alias as written,
+        True when it is an alias, the entity's name) tuples). Rows of several agents that know
+        the same entity share its name."""
+        names: list[tuple[Hashable, str, bool, str]] = []
+        for item in tables:
+            if isinstance(item, NameTable):
+                names.extend(n[:4] for n in item.names)
+            else:
+                names.append(item)
         self.phrases: dict[tuple[str, ...], list[tuple[Hashable, bool, str, str]]] = defaultdict(
             list
         )

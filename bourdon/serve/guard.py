@@ -101,12 +101,20 @@ class Guard:
         thread: bool = False,
         turn_start: bool = False,
         uses_index: bool = True,
+        writes: bool = False,
     ) -> dict[str, Any]:
         """The answer to ``op``: ``work``'s, as the caller may have it, then the peers' too
-        when ``peers`` says how to ask them."""
+        when ``peers`` says how to ask them. ``writes``: ``work`` may change the library (it
+        runs in a worker thread, and the index takes the change in before the answer)."""
         start = time.perf_counter()
         local = await self._locally(
-            op, namespace, work, thread=thread, turn_start=turn_start, uses_index=uses_index
+            op,
+            namespace,
+            work,
+            thread=thread or writes,
+            turn_start=turn_start,
+            uses_index=uses_index and not writes,
+            writes=writes,
         )
         if peers is None:
             return local
@@ -124,6 +132,7 @@ class Guard:
         thread: bool,
         turn_start: bool,
         uses_index: bool,
+        writes: bool,
     ) -> dict[str, Any]:
         caller = current_caller()
         decision = policy.decide(caller, op, namespace)
@@ -133,11 +142,17 @@ class Guard:
                 denied = ForbiddenError if decision.status == 403 else InputError
                 raise denied(decision.reason)
             if turn_start:
-                self.index.refresh_if_due()  # no file I/O on most turn-start calls
-            elif uses_index:
-                self.index.refresh()
+                # Never waits: a change starts a rebuild in the background and this call is
+                # answered from the current snapshot (no file I/O on most turn-start calls).
+                self.index.refresh_if_due()
+            elif uses_index and self.index.is_stale():
+                # A change made before this call arrived: it waits for it, off the event
+                # loop, so every other caller is still answered meanwhile.
+                await anyio.to_thread.run_sync(self.index.refresh)
             if thread:
-                outcome = await anyio.to_thread.run_sync(lambda: work(caller, decision))
+                outcome = await anyio.to_thread.run_sync(
+                    lambda: self._work(work, caller, decision, writes)
+                )
             else:
                 outcome = work(caller, decision)
             status, detail = 200, decision.reason
@@ -153,6 +168,20 @@ class Guard:
         # A tool error is a CallToolResult, which the SDK passes through unchanged although
         # the tools are typed as returning their answer dict (that type drives outputSchema).
         return cast(dict[str, Any], outcome)
+
+    def _work(
+        self,
+        work: Callable[[Caller, policy.Decision], Any],
+        caller: Caller,
+        decision: policy.Decision,
+        writes: bool,
+    ) -> Any:
+        """``work`` in its worker thread; after a write, the index takes it in there too, so
+        the writer's next call sees it and no other caller ever waits for that rebuild."""
+        outcome = work(caller, decision)
+        if writes:
+            self.index.refresh()
+        return outcome
 
     async def _with_peers(self, op: str, peers: AskPeers, local: dict[str, Any]) -> dict[str, Any]:
         """Local only when the call itself comes from a peer (its member is marked peer, or it

@@ -10,16 +10,20 @@ if TYPE_CHECKING:
 
 
 def watch_agents(index: Index) -> Callable[[], None]:
-    """Mark ``index`` dirty on any change in its ``agents/``; returns a stopper."""
+    """Rebuild ``index`` in the background on any change in its ``agents/``; returns a stopper."""
     try:
         from watchdog.events import FileSystemEvent, FileSystemEventHandler
         from watchdog.observers import Observer
     except ImportError:  # pragma: no cover - watchdog is a dependency; stay useful without it
         return lambda: None
 
+    # A file opened or read changes nothing, and the index's own reads would wake it again.
+    quiet = {"opened", "closed_no_write"}
+
     class Handler(FileSystemEventHandler):
         def on_any_event(self, event: FileSystemEvent) -> None:
-            index.mark_dirty()
+            if event.event_type not in quiet:
+                index.mark_dirty()
 
     if not index.agents_dir.is_dir():
         return lambda: None

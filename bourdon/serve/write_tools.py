@@ -1,8 +1,9 @@
 """The write tools: commit a contribution, roll an agent's memory back.
 
-Both run in a worker thread (a git commit) and skip the index refresh; the index sees the
-commit on its next refresh. Who may write what, and whether a write is staged, is the
-guard's ``policy.Decision``.
+Both run in a worker thread (a git commit), and the index takes the new manifest in before
+they answer (``Guard.run(writes=True)``): the writer's next call sees its write, while other
+callers keep being answered from the previous snapshot until the new one is swapped in. Who
+may write what, and whether a write is staged, is the guard's ``policy.Decision``.
 """
 
 from __future__ import annotations
@@ -68,8 +69,7 @@ def register_write_tools(server: MCPServer, guard: Guard) -> None:
             )
 
         return await guard.run(
-            "commit_to_federation", agent_id, work, thread=True, uses_index=False
-        )
+            "commit_to_federation", agent_id, work, writes=True)
 
     @server.tool(annotations=WRITE)
     async def rollback_agent_memory(

@@ -1,0 +1,90 @@
+"""One agent's part of the index: its rows and the lookups over them, built once per file version.
+
+A change to one manifest rebuilds only that agent's part (DESIGN section 5); the index's other
+parts are reused as they are. A part never changes once built: a new version of the file makes
+a new part, so a query holding the old one keeps a consistent view while the new one is built.
+
+- ``by_name`` / ``by_alias`` / ``by_loose``: folded name (or alias, or the name without
+  punctuation and spaces) -> this agent's entity rows, in manifest order;
+- ``near``: a ``fuzzy.NearIndex`` of its names and aliases, for near misses;
+- ``table(level)``: recognition's ``NameTable`` of the names and aliases of the rows a caller
+  at ``level`` may see.
+
+``near`` and the tables are made when first asked for, under the part's lock, so a
+start-up that only needs exact lookups does not pay for them; the index asks for them in its
+refresh thread before it swaps a new part in, so queries never wait for them after that.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from typing import Final
+
+from bourdon.model import fold
+from bourdon.query.fuzzy import NearIndex, loose
+from bourdon.query.recognition import NameTable
+from bourdon.query.rows import AgentView, EntityRow
+
+# Names shorter than this only match exactly: "mark" is not a typo of "park".
+MIN_FUZZY_LENGTH: Final = 6
+MAX_EDITS: Final = 2
+
+
+
+class AgentPart:
+    """The index's lookups over one agent's served rows."""
+
+    def __init__(self, view: AgentView) -> None:
+        self.view = view
+        self.agent = view.agent_id
+        by_name: dict[str, list[EntityRow]] = defaultdict(list)
+        by_alias: dict[str, list[EntityRow]] = defaultdict(list)
+        by_loose: dict[str, list[EntityRow]] = defaultdict(list)
+        for row in view.entities:
+            by_name[fold(row.name)].append(row)
+            by_loose[loose(row.name)].append(row)
+            for alias in row.aliases:
+                by_alias[fold(alias)].append(row)
+                by_loose[loose(alias)].append(row)
+        self.by_name = dict(by_name)
+        self.by_alias = dict(by_alias)
+        self.by_loose = dict(by_loose)
+        self._near: NearIndex | None = None
+        self._tables: dict[int, NameTable] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def near(self) -> NearIndex:
+        """The typo index of this agent's names and aliases (made when first needed)."""
+        found = self._near
+        if found is None:
+            with self._lock:
+                found = self._near
+                if found is None:
+                    words = {*self.by_name, *self.by_alias}
+                    found = NearIndex(words, budget=MAX_EDITS, min_length=MIN_FUZZY_LENGTH)
+                    self._near = found
+        return found
+
+    def table(self, level: int) -> NameTable:
+        """Recognition's table of the names and aliases of the rows visible at ``level``."""
+        found = self._tables.get(level)
+        if found is None:
+            with self._lock:
+                found = self._tables.get(level)
+                if found is None:
+                    found = NameTable.build(
+                        (row, text, is_alias, row.name, row.type or "topic")
+                        for row in self.view.entities
+                        if row.visibility <= level
+                        for text, is_alias in ((row.name, False), *((a, True) for a in row.aliases))
+                    )
+                    self._tables[level] = found
+        return found
+
+    def warm(self, level: int) -> None:
+        """Make the typo index and the recognition table at ``level`` now, so that no query
+        waits for them (the index's refresh thread calls this before it swaps the part in)."""
+        self.near  # noqa: B018 - made on first access
+        self.table(level)
