@@ -31,6 +31,7 @@ from common import summarize, write
 from mcp import Client
 
 from bourdon.access.trust import MemberRegistry
+from bourdon.formats import yamlio
 from bourdon.store.library import Library
 from bourdon.testing import make_large_library
 from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
@@ -71,7 +72,13 @@ async def timed(client: Client, tool: str, args: dict[str, Any]) -> tuple[float,
     return elapsed, answer.structured_content
 
 
+def visible_names(root: Path, agent: str) -> list[str]:
+    rows = yamlio.load((root / "agents" / f"{agent}.l5.yaml").read_bytes())["known_entities"]
+    return [row["name"] for row in rows if row.get("visibility") != "private"]
+
+
 async def measure_all(url: str, tokens: dict[str, str], root: Path, names: list[str]) -> dict:
+    mine, mine_6 = visible_names(root, WRITER_AGENT), visible_names(root, "agent-06")
     rng = random.Random(7)
     texts = [prompt(names, rng) for _ in range(50)]
     recognise = "prepare_recognition_context"
@@ -89,24 +96,28 @@ async def measure_all(url: str, tokens: dict[str, str], root: Path, names: list[
         out["warm_recognition"] = summarize(warm_r)
         out["warm_find_entity"] = summarize(warm_f)
 
+        # The writer's agent is full (1,000 rows): each commit updates one of its entities.
         after_r, after_f, commits = [], [], []
         for i in range(AFTER_COMMITS):
-            entity = {"name": f"fresh-service-{i}", "type": "service"}
-            ms, _ = await timed(writer, "commit_to_federation",
-                                {"agent_id": WRITER_AGENT, "entities": [entity]})
+            target = mine[i % len(mine)]
+            ms, _ = await timed(writer, "commit_to_federation", {
+                "agent_id": WRITER_AGENT,
+                "entities": [{"name": target, "summary": f"recognised update {i}"}]})
             commits.append(ms)
-            ms, answer = await timed(reader, recognise, {"prompt": f"is fresh-service-{i} up? "
+            ms, answer = await timed(reader, recognise, {"prompt": f"is {target} up? "
                                                          + texts[i % 50]})
-            if f"fresh-service-{i}" not in {m["name"] for m in answer["matched_entities"]}:
-                raise RuntimeError("a commit acknowledged to the writer was not served")
+            if target not in {m["name"] for m in answer["matched_entities"]}:
+                raise RuntimeError(f"recognition missed {target}")
             after_r.append(ms)
-            ms, _ = await timed(writer, "commit_to_federation",
-                                {"agent_id": WRITER_AGENT,
-                                 "entities": [{"name": f"fresh-lib-{i}", "type": "library"}]})
+            target = mine[-1 - i % len(mine)]
+            ms, _ = await timed(writer, "commit_to_federation", {
+                "agent_id": WRITER_AGENT,
+                "entities": [{"name": target, "summary": f"found update {i}"}]})
             commits.append(ms)
-            ms, answer = await timed(reader, "find_entity", {"name": f"fresh-lib-{i}"})
-            if not answer["matches"]:
-                raise RuntimeError("find_entity missed a commit acknowledged to the writer")
+            ms, answer = await timed(reader, "find_entity",
+                                     {"name": target, "access_level": "team"})
+            if f"found update {i}" not in str(answer):
+                raise RuntimeError("find_entity did not serve the acknowledged commit")
             after_f.append(ms)
         out["recognition_after_commit"] = summarize(after_r)
         out["find_entity_after_commit"] = summarize(after_f)
@@ -127,9 +138,9 @@ async def measure_all(url: str, tokens: dict[str, str], root: Path, names: list[
         async def write_stream() -> None:
             nonlocal done
             for i in range(STREAM_COMMITS):
-                await timed(writer, "commit_to_federation",
-                            {"agent_id": WRITER_AGENT,
-                             "entities": [{"name": f"stream-{i}", "type": "topic"}]})
+                await timed(writer, "commit_to_federation", {
+                    "agent_id": WRITER_AGENT,
+                    "entities": [{"name": mine[i % len(mine)], "summary": f"stream {i}"}]})
             done = True
 
         async with anyio.create_task_group() as tg:
@@ -142,15 +153,63 @@ async def measure_all(url: str, tokens: dict[str, str], root: Path, names: list[
         for i in range(5):
             with Library.open(root) as library:
                 start = time.perf_counter()
-                library.commit(WRITER_AGENT,
-                               {"known_entities": [{"name": f"external-{i}", "type": "topic"}]})
+                row = {"name": mine_6[i], "aliases": [f"outside{i}x"]}
+                library.commit("agent-06", {"known_entities": [row]})
             while True:
-                _, answer = await timed(reader, recognise, {"prompt": f"external-{i} status"})
+                _, answer = await timed(reader, recognise, {"prompt": f"outside{i}x status"})
                 if answer["matched_entities"]:
                     break
                 await anyio.sleep(0.005)
             visible.append((time.perf_counter() - start) * 1000)
         out["external_write_visible"] = summarize(visible)
+    return out
+
+
+def in_process(root: Path, names: list[str]) -> dict[str, Any]:
+    """The same, without a transport: the first recognition and find after one agent's commit
+    (the rebuild itself, paid by the writer's thread, is reported apart)."""
+    from bourdon.query import context
+    from bourdon.query.index import Index
+
+    index = Index(root)
+    index.refresh()
+    index.warm()
+    rng = random.Random(11)
+    texts = [prompt(names, rng) for _ in range(50)]
+    for text in texts:
+        context.prepare_recognition_context(index, text)
+    warm_r, warm_f, after_r, after_f, rebuild = [], [], [], [], []
+    for i in range(200):
+        start = time.perf_counter()
+        context.prepare_recognition_context(index, texts[i % 50])
+        warm_r.append((time.perf_counter() - start) * 1000)
+        start = time.perf_counter()
+        index.match(names[i], visible=lambda row: row.visibility <= 1)
+        warm_f.append((time.perf_counter() - start) * 1000)
+    mine = visible_names(root, WRITER_AGENT)
+    with Library.open(root) as library:
+        for i in range(AFTER_COMMITS):
+            library.commit(WRITER_AGENT, {"known_entities": [
+                {"name": mine[i], "summary": f"in-process update {i}"}]})
+            start = time.perf_counter()
+            index.refresh()
+            rebuild.append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            context.prepare_recognition_context(index, texts[i % 50])
+            after_r.append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            index.match(mine[-1 - i], visible=lambda row: row.visibility <= 1)
+            after_f.append((time.perf_counter() - start) * 1000)
+    out = {
+        "inprocess_warm_recognition": summarize(warm_r),
+        "inprocess_recognition_after_commit": summarize(after_r),
+        "inprocess_warm_find": summarize(warm_f),
+        "inprocess_find_after_commit": summarize(after_f),
+        "inprocess_rebuild_one_agent": summarize(rebuild),
+    }
+    for key, warm in (("inprocess_recognition_after_commit", "inprocess_warm_recognition"),
+                      ("inprocess_find_after_commit", "inprocess_warm_find")):
+        out[key]["p50_to_warm_p50"] = round(out[key]["p50_ms"] / out[warm]["p50_ms"], 2)
     return out
 
 
@@ -166,6 +225,8 @@ def main() -> dict:
         index.refresh()
         names = [row.name for row in index.entity_rows]
         del index
+        print("  in process ...", flush=True)
+        results_inprocess = in_process(root, names)
         user = base / "user"
         registry = MemberRegistry(user / ".bourdon")
         tokens = {name: registry.add(name, tier="trusted") for name in ("writer", "reader")}
@@ -183,6 +244,7 @@ def main() -> dict:
             results = anyio.run(measure_all, f"http://127.0.0.1:{port}/mcp", tokens, root, names)
         finally:
             stop_process(proc)
+    results.update(results_inprocess)
     results["library"] = {"agents": 20, "entities": 20_000, "sessions": 10_000}
     return write(
         "freshness",
@@ -190,6 +252,8 @@ def main() -> dict:
         {
             "recognition_after_commit.p50_to_warm_p50": 3.0,
             "find_entity_after_commit.p50_to_warm_p50": 3.0,
+            "inprocess_recognition_after_commit.p50_to_warm_p50": 3.0,
+            "inprocess_find_after_commit.p50_to_warm_p50": 3.0,
         },
     )
 

@@ -10,9 +10,10 @@ a new part, so a query holding the old one keeps a consistent view while the new
 - ``table(level)``: recognition's ``NameTable`` of the names and aliases of the rows a caller
   at ``level`` may see.
 
-``near`` and the tables are made when first asked for, under the part's lock, so a
-start-up that only needs exact lookups does not pay for them; the index asks for them in its
-refresh thread before it swaps a new part in, so queries never wait for them after that.
+``by_loose``, ``near`` and the tables are made when first asked for, so a start-up that only
+needs exact lookups does not pay for them; the server makes them in a thread while it waits for
+its first calls, and the index in its refresh thread before it swaps a new part in, so queries
+do not wait for them after that.
 """
 
 from __future__ import annotations
@@ -40,19 +41,29 @@ class AgentPart:
         self.agent = view.agent_id
         by_name: dict[str, list[EntityRow]] = defaultdict(list)
         by_alias: dict[str, list[EntityRow]] = defaultdict(list)
-        by_loose: dict[str, list[EntityRow]] = defaultdict(list)
         for row in view.entities:
             by_name[fold(row.name)].append(row)
-            by_loose[loose(row.name)].append(row)
             for alias in row.aliases:
                 by_alias[fold(alias)].append(row)
-                by_loose[loose(alias)].append(row)
         self.by_name = dict(by_name)
         self.by_alias = dict(by_alias)
-        self.by_loose = dict(by_loose)
+        self._loose: dict[str, list[EntityRow]] | None = None
         self._near: NearIndex | None = None
         self._tables: dict[int, NameTable] = {}
         self._lock = threading.Lock()
+
+    @property
+    def by_loose(self) -> dict[str, list[EntityRow]]:
+        """Names and aliases without case, spaces or punctuation (made when first needed)."""
+        found = self._loose
+        if found is None:
+            loosened: dict[str, list[EntityRow]] = defaultdict(list)
+            for row in self.view.entities:
+                loosened[loose(row.name)].append(row)
+                for alias in row.aliases:
+                    loosened[loose(alias)].append(row)
+            found = self._loose = dict(loosened)
+        return found
 
     @property
     def near(self) -> NearIndex:
@@ -86,5 +97,6 @@ class AgentPart:
     def warm(self, level: int) -> None:
         """Make the typo index and the recognition table at ``level`` now, so that no query
         waits for them (the index's refresh thread calls this before it swaps the part in)."""
-        self.near  # noqa: B018 - made on first access
+        self.by_loose  # noqa: B018 - made on first access
+        self.near  # noqa: B018
         self.table(level)

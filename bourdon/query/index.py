@@ -152,6 +152,14 @@ class Index:
     def row_warnings(self, level: int, agents: frozenset[str] | None = None) -> list[str]:
         return self.state.row_warnings(level, agents)
 
+    def warm(self, level: int = TEAM) -> None:
+        """Make the current snapshot's lazy parts now: every agent's typo index and tables,
+        and the recognizer at ``level`` (the server runs this in a thread at start-up)."""
+        state = self.state
+        for part in state.parts.values():
+            part.warm(level)
+        state.recognizer_for(level, None)
+
     # -- freshness -----------------------------------------------------------------------
 
     def mark_dirty(self) -> None:

@@ -82,11 +82,9 @@ def create_server(
         stop = watch_agents(idx) if watch else (lambda: None)
         if federation is not None:
             federation.warm()  # build the HTTP client (and its TLS context) before any deadline
-        # Build turn-start recognition for the default level while the server waits for its
-        # first calls, so the first prompt of the session does not pay for it.
-        threading.Thread(
-            target=idx.recognizer_for, args=(int(Visibility.TEAM), None), daemon=True
-        ).start()
+        # Build turn-start recognition for the default level and the typo indexes while the
+        # server waits for its first calls, so the first prompt of the session does not pay.
+        threading.Thread(target=idx.warm, args=(int(Visibility.TEAM),), daemon=True).start()
         try:
             yield {"index": idx}
         finally:

@@ -8,7 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
-PASSED_ENV = ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")  # all a child needs from the outer env
+# All a child needs from the outer env; PYTHONPATH so it imports the same bourdon as its parent.
+PASSED_ENV = ("PATH", "LANG", "LC_ALL", "SYSTEMROOT", "PYTHONPATH")
 
 
 def free_port() -> int:
