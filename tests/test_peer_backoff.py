@@ -12,8 +12,9 @@ duration is asserted (``anyio.fail_after`` only guards against a hang).
 2. what backs a peer off (a timeout, a transport failure, a bad status, an answer over the
    cap) and what does not (a tool error: the peer is alive);
 3. with a hung peer and a long window, 50 calls ask it once; with a short window it is tried
-   again after the window, one call at a time, the window grows to its cap, and a peer that
-   comes back is answered and its back-off reset;
+   again after the window, one call (or thread) at a time, the window grows to its cap, and a
+   peer that comes back is answered and its back-off reset; calls that time out together
+   count as one failure;
 4. ``bourdon serve`` refuses back-off values that make no sense.
 """
 
@@ -411,6 +412,57 @@ async def test_only_one_call_at_a_time_tries_a_peer_again() -> None:
     )
     assert after.timed_out and not after.skipped
     assert hung.methods == ["server/discover"] * 4
+
+
+async def test_calls_that_time_out_together_count_as_one_failure() -> None:
+    """Calls running at once when a peer dies all time out: one failure, not one per call, so
+    a busy server does not jump to the longest window at once."""
+    hung = MisbehavingPeer("silent")
+    federation = Federation([Peer("hung", hung.url)], backoff=PeerBackoff(Backoff(base=1)))
+    federation.warm()
+    together: list[PeerAnswer] = []
+
+    async def one() -> None:
+        together.extend(await federation.ask("find_entity", {}, 0.3))
+
+    try:
+        with anyio.fail_after(GUARD):
+            async with anyio.create_task_group() as tg:
+                for _ in range(4):
+                    tg.start_soon(one)
+    finally:
+        await federation.aclose()
+        hung.stop()
+    assert [a.timed_out for a in together] == [True] * 4
+    state = federation.backoff.report("hung")
+    assert state is not None and state["failures"] == 1
+
+
+def test_threads_trying_a_peer_again_let_exactly_one_through() -> None:
+    import threading
+
+    clock = Clock()
+    backoff = PeerBackoff(Backoff(base=1, clock=clock))
+    first = backoff.admit("p")
+    assert not isinstance(first, str)
+    backoff.failed(first, "could not connect")
+    clock.advance(1)
+    start, admitted = threading.Barrier(16), []
+
+    def admit() -> None:
+        start.wait()
+        admitted.append(backoff.admit("p"))
+
+    threads = [threading.Thread(target=admit) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=GUARD)
+    assert len(admitted) == 16
+    assert sum(not isinstance(a, str) for a in admitted) == 1
+    probe = next(a for a in admitted if not isinstance(a, str))
+    backoff.succeeded(probe)
+    assert backoff.report("p") is None and not isinstance(backoff.admit("p"), str)
 
 
 def test_the_window_doubles_from_its_base_to_its_cap() -> None:
