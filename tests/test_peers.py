@@ -8,8 +8,9 @@ Every server here is a subprocess on 127.0.0.1 with its own library and its own
    each peer asked exactly once per query (counted in every server's audit log);
 2. dead peers (refused, black hole, 2 s late, malformed JSON, 401) are given up at the
    deadline, in every one of 200 recognition calls and 20 find_entity calls with a 0.5 s
-   deadline, each named with its fate, and open file descriptors stay unchanged (how fast the
-   calls then are is a benchmark: ``bench/bench_peers.py``, ``make bench``);
+   deadline (back-off off, so every call asks them), each named with its fate, and open file
+   descriptors stay unchanged (how fast the calls then are is a benchmark:
+   ``bench/bench_peers.py``, ``make bench``);
 3. canaries in private rows never cross from one server to another through any tool at any
    access level, and a hostile peer's private (or oddly marked) rows never reach the answer,
    while its unmarked rows are taken at the level it was asked;
@@ -37,6 +38,7 @@ from mcp import Client
 from bourdon.access.audit import AuditLog, AuditRecord
 from bourdon.access.trust import MemberRegistry
 from bourdon.cli.main import main as cli_main
+from bourdon.federation.backoff import Backoff
 from bourdon.federation.peers import Peer, PeerList
 from bourdon.formats import yamlio
 from bourdon.serve.server import create_server
@@ -567,6 +569,9 @@ def dead_and_healthy(world: World) -> list[Peer]:
 
 
 REPORT: dict[str, Any] = {}
+# Back-off off: these check that every call gives the dead peers up at the deadline (that a
+# dead peer is then skipped for a while is tests/test_peer_backoff.py).
+ASK_EVERY_TIME = Backoff(base=0)
 
 
 @dataclass
@@ -612,7 +617,8 @@ async def test_recognition_with_dead_peers_stays_within_the_deadline_and_leaks_n
     for name in ("MALFORMED", "UNAUTHORIZED", "SLOW", "BLACKHOLE", "REFUSE"):
         monkeypatch.setenv(f"BOURDON_PEER_TOKEN_{name}", "bdn_" + "1" * 48)
     server = create_server(write_library("a", tmp_path / "lib"), home=tmp_path / "home",
-                           watch=False, peers=dead_and_healthy(world))  # default 0.2 s
+                           watch=False, peers=dead_and_healthy(world),  # default 0.2 s
+                           peer_backoff=ASK_EVERY_TIME)
     prompt = "is basilisk related to bourdon?"
     control = cpu_stretch()
     pauses = gc_pauses()
@@ -683,7 +689,8 @@ async def test_find_entity_with_dead_peers_stays_within_its_deadline(
     b = world.pair["b"]
     monkeypatch.setenv("BOURDON_PEER_TOKEN_B", b.tokens["a"])
     server = create_server(write_library("a", tmp_path / "lib"), home=tmp_path / "home",
-                           watch=False, peers=dead_and_healthy(world), deadlines=(0.2, 0.5))
+                           watch=False, peers=dead_and_healthy(world), deadlines=(0.2, 0.5),
+                           peer_backoff=ASK_EVERY_TIME)
     async with Client(server) as client:
         await call(client, "find_entity", name="bourdon")
         fds_before = open_fds()

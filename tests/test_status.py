@@ -231,6 +231,9 @@ async def test_memory_status_reports_drift_a_dead_peer_and_a_stale_staged_write(
         [peer] = (await status_of(client))["peers"]["peers"]
         assert peer["checked"] is True and peer["reachable"] is False
         assert peer["problem"] and "Connect" in peer["problem"]
+        # ... and that federated calls now skip it for a while, without asking it
+        assert peer["backoff"]["failures"] == 1 and not peer["backoff"]["probing"]
+        assert peer["backoff"]["problem"] == "could not connect"
         assert "peer_unreachable" in codes((await status_of(client))["problems"])
 
         # What changes is seen on the next call: a new staged write (HEAD), a new remote

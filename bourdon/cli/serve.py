@@ -91,6 +91,21 @@ def register(sub: Any) -> None:
         help="how long turn-start recognition waits for peers (default 0.2)",
     )
     p.add_argument(
+        "--peer-backoff",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="skip a peer that timed out or failed to connect for S seconds, doubled after "
+        "each failure in a row, then try it again (default 1; 0: ask every peer on every call)",
+    )
+    p.add_argument(
+        "--peer-backoff-max",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="skip a failing peer for at most S seconds at a time (default 60)",
+    )
+    p.add_argument(
         "--no-watch",
         action="store_true",
         help="do not watch agents/ for edits (commits are still seen on each call)",
@@ -111,6 +126,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise InputError(
             f"--http-timeout must be more than 0 and at most 3600, got {args.http_timeout:g}"
         )
+    backoff = launch.peer_backoff(args.peer_backoff, args.peer_backoff_max)
     http = args.transport == "http"
     door = launch.Door(
         args.host,
@@ -138,6 +154,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         peers=peers,
         peers_file=peers_file,
         deadlines=deadlines,
+        peer_backoff=backoff,
     )
     # The index is long-lived: move it out of the collector's way, so full collections (which
     # would otherwise rescan every row) do not pause answers for a hundred milliseconds.

@@ -149,12 +149,15 @@ def merge_sessions(
 
 
 def peer_meta(answers: list[PeerAnswer]) -> dict[str, Any]:
-    """The keys every federated answer gains: who was asked, who answered, how fast."""
+    """The keys every federated answer gains: who was asked, who answered, how fast, and who
+    was skipped (backed off after failing: not asked, so not counted in ``peers_queried``;
+    ``peer_errors`` says why and when it is tried again)."""
     return {
         "peer_latencies_us": {a.peer: a.latency_us for a in answers},
-        "peers_queried": len(answers),
+        "peers_queried": sum(1 for a in answers if not a.skipped),
         "peers_responded": sum(1 for a in answers if a.payload is not None),
         "peers_timed_out": sum(1 for a in answers if a.timed_out),
+        "peers_skipped": [a.peer for a in answers if a.skipped],
         "peer_errors": {a.peer: a.error for a in answers if a.error},
     }
 

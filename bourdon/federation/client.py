@@ -7,6 +7,10 @@ connecting, slow bodies and hung peers alike: a peer that misses it is reported 
 their own library only, so servers that list each other never recurse. What each call said of
 each peer is kept (``Federation.last``) for ``memory_status``, which never asks a peer itself.
 
+A peer that timed out or failed at the transport is skipped for a growing window
+(``backoff``): it is reported in ``peers_skipped``, not asked, and one call at a time tries it
+again once the window has passed. A peer that answers at all, even with an error, is alive.
+
 An answer is read from its structured content, else from its JSON text content (what older
 servers send, and all the reference's own peer client reads). Every HTTP response from a peer
 is capped at ``MAX_ANSWER_BYTES``. How the answers are filtered and merged into the local one
@@ -23,11 +27,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from bourdon.federation.backoff import PeerBackoff, Ticket
 from bourdon.federation.peers import Peer
-from bourdon.federation.transport import peer_http_client
+from bourdon.federation.transport import WITNESS, Witness, peer_http_client
 
 RECOGNITION_DEADLINE: Final = 0.2
 DEFAULT_DEADLINE: Final = 5.0
+TIMED_OUT: Final = "no answer before the deadline"
 # The reference implementation's own budget for one peer answer, so an answer it accepts from
 # a peer is accepted here too.
 MAX_ANSWER_BYTES: Final = 4 * 1024 * 1024
@@ -40,6 +46,10 @@ class PeerAnswer:
     latency_us: float | None = None
     error: str | None = None
     timed_out: bool = False
+    skipped: bool = False  # backed off: not asked; ``error`` says why
+    # The transport failure (a kind, no value the peer sent) that backs the peer off; None
+    # when it answered, even with an error.
+    failure: str | None = None
 
 
 @dataclass
@@ -51,39 +61,82 @@ class Federation:
     # What the last call to each peer said (peer_outcome), for memory_status: never a new call.
     last: dict[str, dict[str, Any]] = field(default_factory=dict)
     max_answer_bytes: int = MAX_ANSWER_BYTES  # per HTTP response from a peer
+    backoff: PeerBackoff = field(default_factory=PeerBackoff)
     _client: Any = None
     _modes: dict[str, str] = field(default_factory=dict)
 
     async def ask(self, tool: str, args: dict[str, Any], deadline: float) -> list[PeerAnswer]:
-        """Call ``tool`` on every peer at once; whatever has not answered by ``deadline`` s
-        is reported as timed out."""
+        """Call ``tool`` on every peer not backed off, at once; whatever has not answered by
+        ``deadline`` s is reported as timed out, and a backed-off peer as skipped."""
+        answers = {p.name: PeerAnswer(p.name) for p in self.peers}
+        tickets: dict[str, Ticket] = {}
+        for peer in self.peers:
+            admitted = self.backoff.admit(peer.name)
+            if isinstance(admitted, Ticket):
+                tickets[peer.name] = admitted
+            else:
+                answers[peer.name].skipped, answers[peer.name].error = True, admitted
+        try:
+            if tickets:
+                await self._fan_out(
+                    [p for p in self.peers if p.name in tickets], answers, tool, args, deadline
+                )
+            for name, ticket in list(tickets.items()):
+                self._judge(answers[name], ticket, tool)
+                del tickets[name]
+        finally:
+            for ticket in tickets.values():  # cancelled from outside: no verdict
+                self.backoff.released(ticket)
+        return list(answers.values())
+
+    async def _fan_out(
+        self,
+        peers: list[Peer],
+        answers: dict[str, PeerAnswer],
+        tool: str,
+        args: dict[str, Any],
+        deadline: float,
+    ) -> None:
         import anyio
 
-        answers = {p.name: PeerAnswer(p.name) for p in self.peers}
         client = self._http()
 
         async def one(peer: Peer) -> None:
+            answer, witness = answers[peer.name], Witness()
+            WITNESS.set(witness)  # this task's context: the SDK's tasks for the call inherit it
             start = time.perf_counter()
             try:
-                answers[peer.name].payload = await self._call(client, peer, tool, args)
-                answers[peer.name].latency_us = round((time.perf_counter() - start) * 1e6, 1)
+                result = await self._call(client, peer, tool, args)
             except Exception as exc:
-                answers[peer.name].error = _describe(exc)
+                answer.error, answer.failure = _describe(exc), _failure(exc, witness)
+                return
             except BaseException as group:  # ExceptionGroup from the SDK's task groups
                 fatal = (KeyboardInterrupt, SystemExit, anyio.get_cancelled_exc_class())
                 if isinstance(group, fatal):
                     raise
-                answers[peer.name].error = _describe(group)
+                answer.error, answer.failure = _describe(group), _failure(group, witness)
+                return
+            try:  # it answered: alive, whatever the answer says
+                answer.payload = answer_payload(result)
+                answer.latency_us = round((time.perf_counter() - start) * 1e6, 1)
+            except RuntimeError as exc:
+                answer.error = str(exc)
 
         with anyio.move_on_after(deadline):
             async with anyio.create_task_group() as tg:
-                for peer in self.peers:
+                for peer in peers:
                     tg.start_soon(one, peer)
-        for answer in answers.values():
-            if answer.payload is None and answer.error is None:
-                answer.timed_out = True
-            self.last[answer.peer] = peer_outcome(answer, tool)
-        return list(answers.values())
+
+    def _judge(self, answer: PeerAnswer, ticket: Ticket, tool: str) -> None:
+        """Settle the peer's back-off by what this call saw of it, and keep the outcome."""
+        if answer.payload is None and answer.error is None:
+            answer.timed_out = True
+            self.backoff.failed(ticket, TIMED_OUT)
+        elif answer.failure is not None:
+            self.backoff.failed(ticket, answer.failure)
+        else:
+            self.backoff.succeeded(ticket)
+        self.last[answer.peer] = peer_outcome(answer, tool)
 
     async def _call(self, client: Any, peer: Peer, tool: str, args: dict[str, Any]) -> Any:
         from mcp import Client
@@ -100,8 +153,7 @@ class Federation:
             if mode == "auto":  # remember what the peer speaks: no probing next time
                 version = getattr(session, "protocol_version", None)
                 self._modes[peer.name] = "2026-07-28" if version == "2026-07-28" else "legacy"
-            result = await session.call_tool(tool, args)
-        return answer_payload(result)
+            return await session.call_tool(tool, args)
 
     def warm(self) -> None:
         """Create the shared client and import the MCP client now: an import inside a
@@ -153,11 +205,44 @@ def answer_payload(result: Any) -> dict[str, Any]:
     return payload
 
 
+def _innermost(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
 def _describe(exc: BaseException) -> str:
-    inner: BaseException = exc
-    while isinstance(inner, BaseExceptionGroup) and inner.exceptions:
-        inner = inner.exceptions[0]
+    inner = _innermost(exc)
     return f"{type(inner).__name__}: {str(inner)[:160]}"
+
+
+def _failure(exc: BaseException, witness: Witness) -> str | None:
+    """The kind of transport failure behind an exception from a peer call (for back-off), or
+    None when the peer itself answered with a JSON-RPC error: it is alive.
+
+    The SDK makes up a JSON-RPC error for a bad HTTP status or a redirect (which the witness
+    saw), an answer it could not parse, and a stream that ended before the answer.
+    """
+    import httpx2
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED, PARSE_ERROR
+
+    inner = _innermost(exc)
+    if witness.problem is not None:
+        return witness.problem
+    if isinstance(inner, MCPError):
+        if inner.code == PARSE_ERROR:
+            return "not an MCP answer"
+        if inner.code == CONNECTION_CLOSED:
+            return "connection closed before the answer"
+        return None
+    if isinstance(inner, httpx2.ConnectError):
+        return "could not connect"
+    if isinstance(inner, httpx2.TimeoutException):
+        return TIMED_OUT
+    if isinstance(inner, httpx2.TransportError | OSError):
+        return "connection broken"
+    return "failed"
 
 
 def peer_outcome(answer: PeerAnswer, tool: str) -> dict[str, Any]:
@@ -166,7 +251,7 @@ def peer_outcome(answer: PeerAnswer, tool: str) -> dict[str, Any]:
     return {
         "reachable": answer.payload is not None,
         "latency_ms": round(latency / 1000, 1) if latency is not None else None,
-        "problem": "no answer before the deadline" if answer.timed_out else answer.error,
+        "problem": TIMED_OUT if answer.timed_out else answer.error,
         "tool": tool,
         "checked_at": datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z"),
     }

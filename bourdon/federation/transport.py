@@ -1,18 +1,52 @@
 """The one HTTP client every peer call goes through: each peer's bearer token, no redirects,
 and response bodies capped so a peer can spoil its own contribution, never this process's
 memory.
+
+What the HTTP layer saw go wrong (a bad status, a redirect, an answer over the cap) is written
+to the call's ``Witness`` (``WITNESS``, set by the calling task): the MCP SDK turns these into
+JSON-RPC errors that cannot be told apart from a peer's own, and back-off must tell them apart.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from bourdon.federation.peers import Peer
 
 log = logging.getLogger("bourdon.federation")
+
+
+@dataclass
+class Witness:
+    """What the HTTP layer saw go wrong in the last exchange of one peer call (None: nothing:
+    a legacy peer may answer a modern probe with a 404, then the handshake with a 200)."""
+
+    problem: str | None = None
+
+
+# Set by each peer call's task; the SDK's own tasks inherit it (a context is copied at spawn).
+WITNESS: ContextVar[Witness | None] = ContextVar("bourdon_peer_witness", default=None)
+
+
+def _saw(problem: str | None) -> None:
+    witness = WITNESS.get()
+    if witness is not None:
+        witness.problem = problem
+
+
+def http_problem(status: int) -> str | None:
+    """The transport failure an HTTP status says, or None. A 400 carries the peer's own
+    JSON-RPC error (the peer is alive); a 202, a 2xx, is no failure."""
+    if 300 <= status < 400:
+        return "redirected"
+    if status > 400:
+        return f"HTTP {status}"
+    return None
 
 
 def peer_http_client(
@@ -58,6 +92,7 @@ def _capped_transport(limits: Any, cap: int) -> Any:
                 if seen > cap:
                     # Said here: over SSE the SDK reports only that the stream ended.
                     log.warning("a peer answer from %s was over %s bytes: dropped", self.url, cap)
+                    _saw("answer over the size cap")
                     raise TooLargeError(f"peer answer over {cap:,} bytes")
                 yield chunk
 
@@ -67,6 +102,7 @@ def _capped_transport(limits: Any, cap: int) -> Any:
     class Transport(httpx2.AsyncHTTPTransport):
         async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
             response = await super().handle_async_request(request)
+            _saw(http_problem(response.status_code))  # the last exchange is the one that counts
             if isinstance(response.stream, httpx2.AsyncByteStream):  # always, from this base
                 response.stream = Capped(response.stream, str(request.url))
             return response

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bourdon.errors import InputError
+from bourdon.federation.backoff import Backoff, PeerBackoff
 from bourdon.federation.client import Federation
 from bourdon.federation.peers import Peer, PeerList
 
@@ -27,10 +28,11 @@ def bourdon_home() -> Path:
 
 
 def build_federation(
-    home: Path, extra: list[Peer], *, peers_file: bool = True
+    home: Path, extra: list[Peer], *, peers_file: bool = True, backoff: Backoff | None = None
 ) -> Federation | None:
     """The peers of ``peers.yaml`` (unless ``peers_file`` is false) and of ``--peer``, with
-    their tokens from the environment."""
+    their tokens from the environment; a failed peer is skipped as ``backoff`` says
+    (default: 1 s, doubled after each failure in a row, at most 60 s)."""
     listed = PeerList(home).peers() if peers_file else []
     by_name = {p.name: p for p in [*listed, *extra]}
     if not by_name:
@@ -40,7 +42,7 @@ def build_federation(
         token = peer_token(peer)
         if token:
             tokens[peer.name] = token
-    return Federation(list(by_name.values()), tokens)
+    return Federation(list(by_name.values()), tokens, backoff=PeerBackoff(backoff or Backoff()))
 
 
 def peer_token(peer: Peer) -> str | None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bourdon.errors import InputError, PortInUseError
+from bourdon.federation.backoff import Backoff
 
 DEFAULT_TIMEOUT = 10.0  # seconds: see Door.timeout
 KEEP_ALIVE = 5  # seconds a connection may idle between requests, at most
@@ -35,6 +36,18 @@ class Door:
     # stream that carries nothing for as long is ended; connections idle between requests
     # for at most min(timeout, KEEP_ALIVE) seconds.
     timeout: float = DEFAULT_TIMEOUT
+
+
+def peer_backoff(base: float, cap: float) -> Backoff:
+    """``--peer-backoff`` and ``--peer-backoff-max`` checked: a failed peer is skipped for
+    ``base`` s, doubled after each failure in a row, at most ``cap`` s (``base`` 0: never)."""
+    if not (math.isfinite(base) and 0 <= base <= 3600):
+        raise InputError(f"--peer-backoff must be from 0 to 3600 seconds, got {base:g}")
+    if not (math.isfinite(cap) and 0 < cap <= 86400):
+        raise InputError(f"--peer-backoff-max must be more than 0 and at most 86400, got {cap:g}")
+    if cap < base:
+        raise InputError(f"--peer-backoff-max ({cap:g}) must be at least --peer-backoff ({base:g})")
+    return Backoff(base=base, cap=cap)
 
 
 def is_loopback(host: str) -> bool:

@@ -35,6 +35,7 @@ from bourdon.serve.write_tools import register_write_tools
 from bourdon.store.library import Library
 
 if TYPE_CHECKING:
+    from bourdon.federation.backoff import Backoff
     from bourdon.federation.peers import Peer
     from bourdon.readers.base import ReaderContext
     from bourdon.status import health
@@ -56,6 +57,7 @@ def create_server(
     peers: list[Peer] | None = None,
     peers_file: bool = True,
     deadlines: tuple[float, float] = (RECOGNITION_DEADLINE, DEFAULT_DEADLINE),
+    peer_backoff: Backoff | None = None,
     readers: health.Readers | None = None,
     reader_ctx: ReaderContext | None = None,
 ) -> MCPServer:
@@ -63,17 +65,19 @@ def create_server(
 
     ``home`` holds the members and the audit log (default ``$BOURDON_HOME``, else
     ``~/.bourdon``); the peers are ``peers`` and, unless ``peers_file`` is false, those of
-    ``home``'s ``peers.yaml``. ``index`` may be shared with the caller (tests, benchmarks);
-    ``watch`` starts a file watcher for the server's lifetime. ``memory_status`` reports the
-    registered readers (``readers``: ``(readers by name, broken plugins)`` instead) as seen
-    from this user's home and environment (``reader_ctx`` instead).
+    ``home``'s ``peers.yaml``; a peer that fails is skipped as ``peer_backoff`` says, by its
+    clock (default ``Backoff()``: 1 s, doubled up to 60 s). ``index`` may be shared with the
+    caller (tests, benchmarks); ``watch`` starts a file watcher for the server's lifetime.
+    ``memory_status`` reports the registered readers (``readers``: ``(readers by name, broken
+    plugins)`` instead) as seen from this user's home and environment (``reader_ctx``
+    instead).
     """
     root = Path(library).expanduser().absolute()
     home = home or bourdon_home()
     idx = index or Index(root)
     idx.refresh()
     registry = MemberRegistry(home)
-    federation = build_federation(home, peers or [], peers_file=peers_file)
+    federation = build_federation(home, peers or [], peers_file=peers_file, backoff=peer_backoff)
     opened = Library.open(root, machine=machine_name())
     guard = Guard(idx, opened, registry, AuditLog(home), federation, deadlines)
 

@@ -86,6 +86,8 @@ class Facts:
     staged: list[StagedWrite] | str | None = None  # a str is why they could not be listed
     peers: list[Peer] | str = field(default_factory=list)
     peer_outcomes: Mapping[str, Mapping[str, Any]] | None = None
+    # Each backed-off peer's state (``PeerBackoff.report``) in a server; None outside one.
+    peer_backoff: Mapping[str, Mapping[str, Any] | None] | None = None
     remotes: list[RemoteState] | str | None = None
     members: list[Member] | str | None = None  # None: no federation.yaml
     leftovers: list[dict[str, Any]] = field(default_factory=list)
@@ -164,8 +166,8 @@ class LiveStatus:
     The agents come from the server's index (the manifests it serves), each counted once per
     loaded manifest; staged writes once per HEAD; remotes when HEAD, the git config or the
     remote refs and state files move; readers when a watermark or hook log moves, and at least
-    every ``READERS_TTL`` seconds. Peers are the federation's last outcome of each, never a
-    new call.
+    every ``READERS_TTL`` seconds. Peers are the federation's last outcome of each and its
+    back-off state, from memory, never a new call.
     """
 
     def __init__(
@@ -218,6 +220,8 @@ class LiveStatus:
         if self.federation is not None:
             facts.peers = list(self.federation.peers)
             facts.peer_outcomes = dict(self.federation.last)
+            backoff = self.federation.backoff
+            facts.peer_backoff = {p.name: backoff.report(p.name) for p in facts.peers}
         key = stamps.remotes_key(self.root, repo, head)
         if self._remotes is None or self._remotes[0] != key:
             self._remotes = (key, sources.remotes(self.root, repo))
@@ -287,7 +291,7 @@ def compose(
         schema_versions=sections.schema_versions(facts.agents, audience),
         **sections.readers(facts.readers, audience),
         staging=sections.staging(facts.staged, audience, now),
-        peers=sections.peers(facts.peers, facts.peer_outcomes, audience),
+        peers=sections.peers(facts.peers, facts.peer_outcomes, audience, facts.peer_backoff),
         remotes=sections.remotes(facts.remotes, audience),
         members=sections.members(facts.members),
         index=sections.index(facts.index, facts.head, audience),

@@ -171,12 +171,17 @@ def peers(
     peers: list[Peer] | str,
     outcomes: Mapping[str, Mapping[str, Any]] | None,
     audience: Audience,
+    backoff: Mapping[str, Mapping[str, Any] | None] | None = None,
 ) -> dict[str, Any]:
+    """Each peer as the last call saw it; in a server, ``backoff`` too: whether federated calls
+    skip it now (``failures`` in a row, the last ``problem``, ``next_try_in_s``, ``probing``),
+    ``None`` when they ask it."""
     if isinstance(peers, str):
         return {"configured": None, "error": peers, "peers": []}
     rows = []
     for peer in peers:
         outcome = (outcomes or {}).get(peer.name)
+        skipped = (backoff or {}).get(peer.name)
         rows.append(
             {
                 "name": peer.name,
@@ -190,12 +195,16 @@ def peers(
                 "checked_at": outcome.get("checked_at") if outcome else None,
             }
         )
+        if backoff is not None:
+            rows[-1]["backoff"] = dict(skipped) if skipped else None
     out: dict[str, Any] = {
         "configured": len(rows),
         "reachable": sum(1 for r in rows if r["reachable"] is True),
         "unreachable": sum(1 for r in rows if r["reachable"] is False),
         "not_checked": sum(1 for r in rows if not r["checked"]),
     }
+    if backoff is not None:
+        out["backing_off"] = sum(1 for r in rows if r["backoff"])
     if audience.detail:
         out["peers"] = rows
     return out
