@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from bourdon.errors import BourdonError
 from bourdon.formats.reading import ReadProblem
@@ -47,6 +47,7 @@ from bourdon.store.manifestcache import ManifestCache
 __all__ = ["Index", "Match"]
 
 TEAM = int(Visibility.TEAM)
+SETTLE: Final = 0.05  # seconds of quiet in agents/ before a watcher-started rebuild
 log = logging.getLogger("bourdon.index")
 
 
@@ -87,6 +88,7 @@ class Index:
         self._soon = threading.Lock()  # guards the background refresher's two flags
         self._running = False
         self._again = False
+        self._settling: threading.Timer | None = None
         self._head_file = str(root / ".git" / "HEAD")
         self._agents_str = str(self.agents_dir)
         self._marks_str = str(root / ".bourdon" / "watermarks")  # drift verdicts of the export
@@ -163,8 +165,20 @@ class Index:
     # -- freshness -----------------------------------------------------------------------
 
     def mark_dirty(self) -> None:
-        """Called from a file watcher's thread: the files changed, rebuild in the background."""
+        """Called from a file watcher's thread: the files changed, rebuild in the background
+        once they have been quiet for ``SETTLE`` s (an export writes several agents in a row,
+        and one commit is several file events: one rebuild takes them all)."""
         self._dirty = True
+        with self._soon:
+            if self._settling is not None:
+                self._settling.cancel()
+            self._settling = threading.Timer(SETTLE, self._settled)
+            self._settling.daemon = True
+            self._settling.start()
+
+    def _settled(self) -> None:
+        with self._soon:
+            self._settling = None
         self.refresh_soon()
 
     def refresh_if_due(self, max_age: float = 1.0) -> bool:

@@ -147,8 +147,11 @@ class Writer:
                 manifests.unserved.add(blob)
             else:
                 # The server's index reloads this file next: hand it the parsed form in memory,
-                # so it does not parse and validate again what was just validated.
-                remember_parsed(content_id(raw), data)
+                # and to other processes (a server, while the CLI or a hook writes) on disk, so
+                # none parses and validates again what was just validated.
+                key = content_id(raw)
+                remember_parsed(key, data)
+                manifests.disk_cache.put(key, reading.Reading(data, ()))
             return WriteResult(
                 agent_id,
                 op,
