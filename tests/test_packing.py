@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from bourdon.status import health, sources
 from bourdon.store.git.packing import PID_FILE, is_git_running
 from bourdon.store.git.process import git_env, run_git
 from bourdon.store.library import Library
@@ -252,3 +253,31 @@ def test_writers_and_readers_never_notice_packing_running_again_and_again(
     assert count_objects(agent.root)["count"] < state.loose_limit
     assert state.loose < state.loose_limit
 
+
+def test_the_status_report_shows_the_object_store_and_doctor_a_packing_that_falls_behind(
+    agent: Library,
+) -> None:
+    agent.repo.config_set("gc.auto", "256")
+    plant_loose(agent, "17", 5)  # five in the sampled folder: about 1,280, over 4 x 256
+
+    def report() -> dict[str, Any]:
+        facts = health.Facts(root=agent.root, exists=True)
+        facts.objects = sources.object_store(agent.repo)
+        return health.compose(facts)
+
+    behind = report()
+    assert behind["objects"] == {
+        "loose_estimate": 1280,
+        "packs": 0,
+        "last_packed": None,
+        "packing": False,
+        "loose_limit": 256,
+    }
+    assert [p["code"] for p in behind["problems"]] == ["objects_unpacked"]
+    assert "repack" in behind["problems"][0]["fix"]
+
+    agent.repo.packer.pack_now()
+    packed = report()
+    assert packed["objects"]["loose_estimate"] == 0 and packed["objects"]["packs"] == 1
+    assert packed["objects"]["last_packed"].endswith("Z")
+    assert packed["problems"] == []
