@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.sup
 import bench_adopt
 import bench_coldstart
 import bench_export
+import bench_history
 import bench_library
 import bench_peers
 import bench_recognition
@@ -33,6 +34,7 @@ def main() -> int:
         bench_sync,
         bench_status,
         bench_adopt,
+        bench_history,
     )
     for module in benches:
         print(f"== {module.__name__}")
