@@ -164,7 +164,7 @@ def _print_objects(store: dict[str, Any] | None) -> None:
         return
     last = store["last_packed"] or "never"
     limit = store["loose_limit"]
-    when = f"packed past ~{limit:,}" if limit else "packing disabled (gc.auto=0)"
+    when = f"packs past ~{limit:,} loose" if limit else "packing disabled (gc.auto=0)"
     running = "; packing now" if store["packing"] else ""
     print(
         f"Objects  ~{store['loose_estimate']:,} loose, {store['packs']} pack(s), last packed "
