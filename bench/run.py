@@ -12,6 +12,7 @@ import bench_adopt
 import bench_coldstart
 import bench_export
 import bench_freshness
+import bench_history
 import bench_library
 import bench_peers
 import bench_recognition
@@ -35,6 +36,7 @@ def main() -> int:
         bench_sync,
         bench_status,
         bench_adopt,
+        bench_history,
     )
     for module in benches:
         print(f"== {module.__name__}")

@@ -134,6 +134,7 @@ def _print_status(report: dict[str, Any]) -> None:
     head = report["head"]
     print(f"Library  {report['library']} ({report['branch']} at {output.short(head)})")
     print("Index    none loaded: this command reads the manifests at HEAD")
+    _print_objects(report.get("objects"))
     _print_members(report["members"])
     print()
     _print_agents(report)
@@ -156,6 +157,19 @@ def _print_status(report: dict[str, Any]) -> None:
             print(f"  {p['severity']:<8} {p['code']}: {p['message']}")
     else:
         print("\nNo problem found ('bourdon doctor' also runs the slow checks).")
+
+
+def _print_objects(store: dict[str, Any] | None) -> None:
+    if not store or "error" in store:
+        return
+    last = store["last_packed"] or "never"
+    limit = store["loose_limit"]
+    when = f"packs past ~{limit:,} loose" if limit else "packing disabled (gc.auto=0)"
+    running = "; packing now" if store["packing"] else ""
+    print(
+        f"Objects  ~{store['loose_estimate']:,} loose, {store['packs']} pack(s), last packed "
+        f"{last} ({when}){running}"
+    )
 
 
 def _print_agents(report: dict[str, Any]) -> None:

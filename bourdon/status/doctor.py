@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from bourdon.model import SPEC_VERSION
-from bourdon.status.repairs import git_checks, leftovers
+from bourdon.status.repairs import git_checks, leftovers, unpacked_objects
 from bourdon.status.verdicts import ERROR, WARNING, Problem, bourdon_command, problem
 
 
@@ -327,4 +327,5 @@ CHECKS: Final = (
     members,
     leftovers,
     git_checks,
+    unpacked_objects,
 )

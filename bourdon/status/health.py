@@ -2,7 +2,8 @@
 
 Two steps. ``collect`` (for ``bourdon status`` and ``bourdon doctor``) or ``LiveStatus`` (for the
 MCP server's ``memory_status``) gathers the ``Facts``: agents and their row counts, readers,
-staged writes, peers, remotes, members, the index, leftovers of interrupted writes. Then
+staged writes, peers, remotes, members, the index, the object store (loose objects, packs),
+leftovers of interrupted writes. Then
 ``compose`` shapes them into the report for one ``Audience`` (what a caller may see) and adds the
 problems ``bourdon.status.doctor`` finds in it.
 
@@ -91,6 +92,7 @@ class Facts:
     remotes: list[RemoteState] | str | None = None
     members: list[Member] | str | None = None  # None: no federation.yaml
     leftovers: list[dict[str, Any]] = field(default_factory=list)
+    objects: dict[str, Any] | str | None = None  # sources.object_store
     recovered: list[str] = field(default_factory=list)
     hand_edits: list[dict[str, Any]] | None = None  # manifest_problems' "disk" entries
     checks: dict[str, Any] | None = None  # doctor's slow checks
@@ -137,6 +139,7 @@ def collect(
     facts.staged = sources.staged(library)
     facts.remotes = sources.remotes(library.root, library.repo)
     facts.leftovers = sources.leftovers(library.root, library.repo)
+    facts.objects = sources.object_store(library.repo)
     facts.hand_edits = checks.hand_edit_problems(library)
     return facts
 
@@ -228,6 +231,7 @@ class LiveStatus:
         facts.remotes = self._remotes[1]
         facts.members = sources.members(self.registry)
         facts.leftovers = self._leftover_facts(repo)
+        facts.objects = sources.object_store(repo)  # a few stats: gathered on every call
         return facts
 
     def _agent_facts(self) -> dict[str, dict[str, Any]]:
@@ -298,6 +302,7 @@ def compose(
     )
     if audience.detail:
         report["leftovers"] = facts.leftovers
+        report["objects"] = sections.objects(facts.objects)
         report["recovered"] = facts.recovered
         if facts.hand_edits is not None:
             report["hand_edits"] = facts.hand_edits

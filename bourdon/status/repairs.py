@@ -1,5 +1,6 @@
 """Doctor's verdicts on the library's git side: what interrupted writes left, what crash
-recovery repaired, git's index, ``git fsck`` and the identity hand commits use.
+recovery repaired, git's index, ``git fsck``, the identity hand commits use, and loose objects
+that packing leaves behind.
 """
 
 from __future__ import annotations
@@ -73,6 +74,22 @@ def leftovers(report: Mapping[str, Any], lib: str) -> Iterator[Problem]:
             f"an interrupted write was repaired: {sentence}; commit what you still want of "
             "it with bourdon commit AGENT --file FILE",
             f"ls {lib}/.bourdon/recovered/",
+        )
+
+
+def unpacked_objects(report: Mapping[str, Any], lib: str) -> Iterator[Problem]:
+    """Far more loose objects than packing lets pile up, and no run under way: runs fail."""
+    store = report.get("objects") or {}
+    limit = store.get("loose_limit") or 0
+    if limit and not store.get("packing") and (store.get("loose_estimate") or 0) > 4 * limit:
+        yield problem(
+            "objects_unpacked",
+            WARNING,
+            ".git/objects",
+            f"about {store['loose_estimate']} loose objects, over four times the {limit} at "
+            "which bourdon packs them in the background: the background runs fail (their "
+            "words are in .git/bourdon-pack.log); the library works, only slower and larger",
+            f"git -C {lib} repack -d --geometric=2",
         )
 
 

@@ -263,6 +263,19 @@ def index(
     return out
 
 
+def objects(found: Mapping[str, Any] | str | None) -> dict[str, Any] | None:
+    """The object store: ``loose_estimate``, ``packs``, ``last_packed`` (RFC 3339, ``None``
+    before the first pack), ``packing`` and ``loose_limit`` (0: packing disabled)."""
+    if found is None:
+        return None
+    if isinstance(found, str):
+        return {"error": found}
+    out = {k: v for k, v in found.items() if k != "last_packed_at"}
+    last = found.get("last_packed_at")
+    out["last_packed"] = iso(last) if last is not None else None
+    return out
+
+
 def _epoch(iso: str | None) -> float | None:
     try:
         return datetime.fromisoformat(str(iso).replace("Z", "+00:00")).timestamp()

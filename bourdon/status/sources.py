@@ -1,5 +1,5 @@
 """Where each fact of a health report is read from: a manifest's row counts, staged writes,
-peers, members, remotes, the branch, and what interrupted writes left behind.
+peers, members, remotes, the branch, the object store, and what interrupted writes left behind.
 
 Each gatherer answers what it found, or the message of the error that stopped it (a ``str``),
 so one unreadable file never hides the rest of the report.
@@ -146,6 +146,22 @@ def leftovers(root: Path, repo: GitRepo, now: float | None = None) -> list[dict[
             else:
                 found.append({"kind": "git_lock", "path": path})
     return found
+
+
+def object_store(repo: GitRepo) -> dict[str, Any] | str:
+    """Loose objects (estimated as git does), packs, the last pack's time, a run under way:
+    a few stats (``git.packing``), cheap enough for every ``memory_status``."""
+    try:
+        state = repo.object_store()
+    except (OSError, BourdonError) as exc:
+        return str(exc)
+    return {
+        "loose_estimate": state.loose,
+        "packs": state.packs,
+        "last_packed_at": state.last_packed,
+        "packing": state.packing,
+        "loose_limit": state.loose_limit,
+    }
 
 
 def _json(path: Path) -> Any:

@@ -27,6 +27,7 @@ from bourdon.merge.threeway import Conflict
 from bourdon.merge.twoway import RowChanges, compare
 from bourdon.model import SUFFIX, Manifest, check_agent_id
 from bourdon.store import adopt, changes, create, pushguard
+from bourdon.store.git.packing import StoreState
 from bourdon.store.git.repo import GitRepo
 from bourdon.store.history import Explanation, History, Version
 from bourdon.store.layout import ADOPTING, AGENTS, LOCAL, agent_path, staging_path
@@ -412,6 +413,10 @@ class Library:
 
     def fsck(self) -> tuple[bool, str]:
         return self.repo.fsck()
+
+    def object_store(self) -> StoreState:
+        """Loose objects (estimated), packs and when last packed (``git.packing``): a few stats."""
+        return self.repo.object_store()
 
 
 def _finish(writes: Writer) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,7 +90,7 @@ class Writer:
         """
         expected = parse_digest(expected_digest, "expected_digest") if expected_digest else None
         manifests = self.manifests
-        with self.lock.held():
+        with self._writing():
             head = self.repo.head()
             self._adopt_hand_edit(path, head, who)
             head = self.repo.head()
@@ -203,7 +203,7 @@ class Writer:
         extra: Mapping[str, str] | None = None,
     ) -> str:
         """Delete one file in a commit of its own (under the lock, its intent recorded)."""
-        with self.lock.held():
+        with self._writing():
             head = self.repo.head()
             text = message(op, agent_id, subject, who, None, extra)
             self.intent({path: None}, head)
@@ -231,6 +231,14 @@ class Writer:
             merged=merged,
         )
         return commit
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """The library lock around a write; then, the lock released so no writer waits on it,
+        a background pack of the loose objects if git would pack now (a few stats)."""
+        with self.lock.held():
+            yield
+        self.repo.pack_if_due()
 
     def intent(self, changes: Mapping[str, bytes | None], head: str | None) -> None:
         """Record the paths a write is about to change, for recovery should it never commit."""

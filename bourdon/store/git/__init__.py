@@ -10,7 +10,8 @@ git-backed tools). bourdon writes the blob, tree and commit objects itself, as l
 compare-and-swap on the branch ref (git's lock-file protocol, in-process; ``refs``): that ref
 update is the commit point. Writing the objects in-process takes about a millisecond where
 ``git commit`` takes 15-25 ms. A whole history at once goes through one ``git fast-import``
-(``fastimport``).
+(``fastimport``). Nothing of git packs those loose objects, so after each write ``packing``
+starts a background ``git repack`` when ``git gc --auto`` would.
 
 Objects are read through one long-lived ``git cat-file --batch`` process (well under a
 millisecond per read), guarded by a lock because callers may be on several threads. ``repo``

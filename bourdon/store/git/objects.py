@@ -21,6 +21,7 @@ from bourdon.store.durable import atomic_write
 DIR_MODE: Final = b"40000"
 FILE_MODE: Final = b"100644"
 
+_ATTEMPTS: Final = 5  # writes of one object a pack run's folder removals may undo, at most
 TreeEntries = dict[bytes, tuple[bytes, str]]  # name -> (mode, object id)
 
 
@@ -121,8 +122,17 @@ class LooseObjects:
         raw = kind + b" " + str(len(body)).encode() + b"\0" + body
         oid = object_id(self.object_format, raw)
         target = self.git_dir / "objects" / oid[:2] / oid[2:]
-        if not target.exists():
-            # git's own temp name, so a leftover is one git (and crash recovery) knows to clean.
-            temp = f"tmp_obj_bourdon_{os.getpid()}_{threading.get_ident()}"
-            atomic_write(target, zlib.compress(raw, 1), mode=0o444, temp=temp)
+        # git's own temp name, so a leftover is one git (and crash recovery) knows to clean.
+        temp = f"tmp_obj_bourdon_{os.getpid()}_{threading.get_ident()}"
+        for attempt in range(_ATTEMPTS):
+            if target.exists():
+                break
+            try:
+                atomic_write(target, zlib.compress(raw, 1), mode=0o444, temp=temp)
+                break
+            except FileNotFoundError:
+                # A pack run (``packing``) removed the fan-out folder it had emptied, between
+                # our making sure of it and our writing (or syncing) there; git retries too.
+                if attempt == _ATTEMPTS - 1:
+                    raise
         return oid

@@ -132,6 +132,27 @@ def stream_git(cwd: Path, chunks: Iterable[bytes], *args: str) -> None:
             )
 
 
+def start_detached(cwd: Path, *args: str, output: IO[bytes]) -> subprocess.Popen[bytes]:
+    """Start one git command in the background, in a session of its own, and return at once.
+
+    Its output goes to ``output`` (a file); it reads nothing, and a signal sent to the caller's
+    terminal or process group (Ctrl-C) does not reach it. The caller reaps it (``poll``).
+    """
+    command = ["git", *(part for item in _CONFIG for part in ("-c", item)), *args]
+    try:
+        return subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=git_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
+            start_new_session=True,
+        )
+    except FileNotFoundError:
+        raise LibraryError(_NO_GIT) from None
+
+
 class CatFile:
     """One long-lived ``git cat-file --batch``: object reads for well under a millisecond each.
 

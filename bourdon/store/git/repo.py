@@ -9,6 +9,7 @@ index, upkeep), each method a few lines over the mechanism modules beside it.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from pathlib import Path
 from bourdon.errors import GitError, LibraryError, NotFoundError
 from bourdon.store.git import index, locks, objects, refs
 from bourdon.store.git.fastimport import ImportedCommit, ImportStream
+from bourdon.store.git.packing import Packer, StoreState
 from bourdon.store.git.process import CatFile, run_git, run_plain, stream_git
 
 
@@ -48,6 +50,7 @@ class GitRepo:
         self._oid_bytes = 32 if self.object_format == "sha256" else 20
         self._cat = CatFile(root)
         self._objects = objects.LooseObjects(self.git_dir, self.object_format, self.tree_entries)
+        self.packer = Packer(root, self.git_dir, 2 * self._oid_bytes)
         self.index_current = True  # False once an index update was skipped: read-tree is due
 
     @classmethod
@@ -420,7 +423,30 @@ class GitRepo:
                 yield self.git_dir / name
         for folder in ("refs", "logs"):
             yield from (self.git_dir / folder).rglob("*.lock")
-        yield from (self.git_dir / "objects").glob("??/tmp_obj_*")
+        yield from self._temp_objects()
+
+    def _temp_objects(self) -> Iterator[Path]:
+        """``tmp_obj_*`` in the fan-out folders, each of which a pack run may remove meanwhile
+        (``packing``: it removes a folder it emptied), which is no error here."""
+        store = self.git_dir / "objects"
+        try:
+            folders = [e.name for e in os.scandir(store) if len(e.name) == 2]
+        except OSError:
+            return
+        for folder in folders:
+            try:
+                names = [e.name for e in os.scandir(store / folder)]
+            except OSError:
+                continue
+            yield from (store / folder / n for n in names if n.startswith("tmp_obj_"))
+
+    def pack_if_due(self) -> bool:
+        """After a write: pack the loose objects in the background if git would (``packing``)."""
+        return self.packer.start_if_due()
+
+    def object_store(self) -> StoreState:
+        """Loose objects (estimated), packs, when last packed: a few stats."""
+        return self.packer.state()
 
     def git_users(self) -> list[int] | None:
         """Live git processes that may write here (``[]``: none; ``None``: cannot tell)."""
