@@ -2,8 +2,8 @@
 digest.
 
 ``git log -- path`` walks the whole history to find a file's versions (90 ms for 50 versions
-among 2,000 commits); the cache under ``.bourdon/history/`` only asks git for the commits made
-since it was last brought up to date, by any process.
+among 2,000 commits); the log kept in memory, and the cache under ``.bourdon/history/`` shared
+by every process, only ask git for the commits made since they were last brought up to date.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, NamedTuple
 
 from bourdon.digest import digest, digest8, parse_digest
 from bourdon.errors import ManifestError, NotFoundError
@@ -23,6 +23,8 @@ from bourdon.store.durable import atomic_write
 from bourdon.store.git.repo import GitRepo, LogEntry
 from bourdon.store.manifests import Manifests
 from bourdon.store.provenance import repeated, trailers
+
+DISK_EVERY: Final = 50  # commits joining a log in memory before its cache file is rewritten
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,12 @@ class Version:
         }
 
 
+class _Log(NamedTuple):
+    head: str  # the commit the log is complete up to
+    entries: list[LogEntry]  # newest first
+    saved: int  # how many of them the cache file holds
+
+
 @dataclass(frozen=True)
 class Explanation:
     """Which write produced a digest, and what it changed."""
@@ -94,6 +102,7 @@ class History:
         self.repo = repo
         self.manifests = manifests
         self.cache_folder = cache_folder
+        self._memo: dict[str, _Log] = {}  # path -> the log this process read last
 
     def versions(self, path: str, limit: int | None) -> list[Version]:
         entries = self.log(path)
@@ -137,30 +146,48 @@ class History:
         return Explanation(match, compare(before, after, level), [v.version_id for v in found[:-1]])
 
     def log(self, path: str) -> list[LogEntry]:
-        """Every commit that touched ``path``, newest first, from the cache kept in step."""
+        """Every commit that touched ``path``, newest first, from the cache kept in step.
+
+        This process keeps the log it last read in memory, so after a write only the commits
+        since are asked of git; the file under ``.bourdon/history/`` (for other processes) is
+        rewritten when ``DISK_EVERY`` commits have joined it since, not on every call: a
+        reader of a stale file asks git for the commits since its head, as after any write.
+        """
         head = self.repo.head()
         if head is None:
             return []
+        memo = self._memo.get(path)
+        if memo is not None and memo.head == head:
+            return memo.entries
         cache = self.cache_folder / (path.replace("/", "--") + ".json")
-        known: list[LogEntry] = []
-        since = None
+        since: str | None
+        if memo is not None and self.repo.is_ancestor(memo.head, head):
+            since, known, saved = memo.head, memo.entries, memo.saved
+        else:
+            since, known, saved = self._read_cache(cache, head)
+        entries = self.repo.log(path, None, since=since) + known if since != head else known
+        if len(entries) - saved >= DISK_EVERY or (saved == 0 and entries):
+            record = {
+                "head": head,
+                "entries": [[e.commit, list(e.parents), e.time, e.message] for e in entries],
+            }
+            with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
+                atomic_write(cache, json.dumps(record).encode("utf-8"), sync=False)
+            saved = len(entries)
+        self._memo[path] = _Log(head, entries, saved)
+        return entries
+
+    def _read_cache(self, cache: Path, head: str) -> tuple[str | None, list[LogEntry], int]:
+        """What the cache file knows: (the head it is complete up to, or ``None`` when it does
+        not fit this history, its entries, how many)."""
         try:
             data = json.loads(cache.read_text(encoding="utf-8"))
-            if data.get("head") == head:
-                return [LogEntry(c, tuple(p), t, m) for c, p, t, m in data["entries"]]
-            if self.repo.is_ancestor(data["head"], head):
-                since = data["head"]
+            if data.get("head") == head or self.repo.is_ancestor(data["head"], head):
                 known = [LogEntry(c, tuple(p), t, m) for c, p, t, m in data["entries"]]
+                return data["head"], known, len(known)
         except (OSError, ValueError, KeyError, TypeError):
             pass
-        entries = self.repo.log(path, None, since=since) + known
-        record = {
-            "head": head,
-            "entries": [[e.commit, list(e.parents), e.time, e.message] for e in entries],
-        }
-        with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
-            atomic_write(cache, json.dumps(record).encode("utf-8"), sync=False)
-        return entries
+        return None, [], 0
 
     def version(self, entry: LogEntry, path: str) -> Version:
         """A commit as a version of ``path``: its trailers, else what its content says."""
