@@ -225,6 +225,24 @@ def test_private_rows_are_not_recognised_below_private(tmp_path: Path) -> None:
     assert {m["name"] for m in mine["matched_entities"]} == {"nightjar", "kestrel"}
 
 
+@pytest.mark.parametrize(("budget", "min_length"), [(1, 5), (2, 6)])
+def test_merged_near_indexes_find_what_one_index_of_all_their_words_finds(
+    budget: int, min_length: int
+) -> None:
+    rng = random.Random(budget + 10)
+    letters = "abcde"
+    words = [
+        "".join(rng.choice(letters) for _ in range(rng.randrange(4, 12))) for _ in range(1500)
+    ]
+    thirds = [words[:700], words[500:1100], words[1000:]]  # overlapping, as agents' words do
+    merged = NearIndex.merged([NearIndex(t, budget=budget, min_length=min_length) for t in thirds])
+    whole = NearIndex(words, budget=budget, min_length=min_length)
+    for _ in range(300):
+        query = "".join(rng.choice(letters) for _ in range(rng.randrange(4, 12)))
+        assert merged.near(query) == whole.near(query)
+    assert merged.near(words[3]) == whole.near(words[3])
+
+
 @pytest.mark.parametrize(("budget", "min_length"), [(1, 4), (2, 6)])
 def test_the_near_index_finds_every_word_a_full_scan_finds(budget: int, min_length: int) -> None:
     # Few letters, so words are often near each other: swaps across the cuts between parts

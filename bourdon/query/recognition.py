@@ -18,9 +18,6 @@ The English of it (docs/federation.md, "How a mention is found"): a name made on
 English words (``bourdon.query.english``) counts only as a proper noun, capitalised and not
 the first word of a sentence, or written as code; aliases of one or two characters, common
 one-word aliases and first names shared by two people never count on their own.
-
-Size: one module because the table, the merge, the prompt tokenizer and the rules that read
-them share the token shapes; apart, each would be a fragment of the others (~420 lines).
 """
 
 from __future__ import annotations
@@ -75,7 +72,7 @@ class _Owner(NamedTuple):
     key: Hashable
     is_alias: bool
     common: bool  # every word of it is a common English word: a proper noun or code only
-    alone: bool  # a one-word alias that may count on its own (shared first names aside)
+    alone: bool  # False for an alias too short or too common to count on its own
     ident: str | None  # written as one hyphenated word ("harbor-gateway"), folded
 
 
@@ -165,7 +162,11 @@ class Recognizer:
         self.shared_first_names = frozenset(
             name for name, owners in people.items() if len(owners) >= SHARED_BY
         )
-        self._near = _unique([t.near for t in self.tables])
+        self._near = (
+            NearIndex.merged([t.near for t in self.tables])
+            if self.tables
+            else NearIndex((), budget=TYPO_EDITS, min_length=MIN_TYPO - TYPO_EDITS)
+        )
         self._corrections: dict[str, Correction] = {}
         if previous is not None:
             self._corrections = _carry(previous, self.vocab)
@@ -265,8 +266,8 @@ class Recognizer:
             return None
         # One edit, a swap of neighbours included ("borudon" for "bourdon"); when several
         # words are that close, the first in alphabetical order, so the answer never varies.
-        close = [word for index in self._near for word, _ in index.near(text)]
-        return (min(close), "typo") if close else None
+        close = self._near.near(text)
+        return (min(word for word, _ in close), "typo") if close else None
 
 
 def _as_identifier(owner: _Owner, written: Sequence[_Token], scanned: _Prompt) -> bool:
@@ -310,13 +311,6 @@ def _merge(parts: Sequence[dict[K, V]], join: Callable[[V, V], V]) -> dict[K, V]
         merged.update(part)
         merged.update(fixes)
     return merged
-
-
-def _unique(indexes: Sequence[NearIndex]) -> tuple[NearIndex, ...]:
-    seen: dict[int, NearIndex] = {}
-    for index in indexes:
-        seen.setdefault(id(index), index)
-    return tuple(seen.values())
 
 
 def _carry(previous: Recognizer, vocab: frozenset[str]) -> dict[str, Correction]:
