@@ -18,10 +18,16 @@ The English of it (docs/federation.md, "How a mention is found"): a name made on
 English words (``bourdon.query.english``) counts only as a proper noun, capitalised and not
 the first word of a sentence, or written as code; aliases of one or two characters, common
 one-word aliases and first names shared by two people never count on their own.
+
+Size: over 400 lines because the name tables, their merge, the lazy prompt reader and the
+rules read the same token shapes on the turn-start hot path; split, each would export its
+internals to the others.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 import unicodedata
 from collections import defaultdict
@@ -43,8 +49,9 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-_WORD = re.compile(r"\S+")
-_SPAN = re.compile(r"(`[^`]*`)")
+_TOKEN_SPLIT = re.compile(r"([^\W_]+)", re.UNICODE)
+_ASCII_SEPARATORS: Final = {c: " " for c in range(128) if not chr(c).isalnum()}
+_SPACE = re.compile(r"\s")
 # Punctuation around a word that is prose, not part of it: "(kettle)", "**kettle**", "kettle,".
 _EDGES = "\"'`*_()[]{}<>,;:.!?\u2018\u2019\u201c\u201d\u00ab\u00bb"
 # Inside a word: a path, a dotted or underscored identifier, a package, a URL, a call.
@@ -121,17 +128,14 @@ class NameTable:
 
 
 class _Token(NamedTuple):
+    """How one prompt token was written, worked out only for tokens that start a match."""
+
     text: str  # folded
     cap: bool  # written with a capital first letter
     code: bool  # inside a code span or block, a path, an identifier, a package or a URL
     start: bool  # the first word of the prompt, a line, a list item or a sentence
-    word: int  # which whitespace-separated word of the prompt it comes from
-    near: bool = True  # may be a typo (not a URL's scheme, not a package's dist-tag)
-
-
-class _Prompt(NamedTuple):
-    tokens: list[_Token]
-    words: list[str]  # the prompt's whitespace-separated words, as written
+    word: tuple[int, int]  # the whitespace-separated word it is part of: (line, offset)
+    near: bool  # may be a typo (not a URL's scheme, not a package's dist-tag)
 
 
 Correction = tuple[str, str] | None  # (vocabulary token, "" | "plural" | "typo")
@@ -178,9 +182,11 @@ class Recognizer:
 
     def mentions(self, prompt: str) -> list[Mention]:
         """Every mention of a known name or alias in ``prompt``, left to right."""
-        scanned = _tokenize(prompt)
-        tokens = scanned.tokens
-        fixed = [self._correct(t) for t in tokens]
+        scanned = _Prompt(prompt)
+        texts = scanned.texts
+        # The corrections learnt so far first: a small dict, where most words of a prompt are.
+        known = self._corrections
+        fixed = [known[t] if t in known else self._correct(t) for t in texts]
         candidates: list[tuple[int, int, list[Mention]]] = []
         for i, head in enumerate(fixed):
             if head is None:
@@ -189,7 +195,7 @@ class Recognizer:
             if sizes is None:
                 continue
             for size in sizes:
-                if i + size > len(tokens):
+                if i + size > len(texts):
                     continue
                 window = fixed[i : i + size]
                 if None in window:
@@ -198,8 +204,10 @@ class Recognizer:
                 owners = self.phrases.get(phrase)
                 if not owners:
                     continue
-                how = {w[1] for w in window if w is not None}
-                written = tokens[i : i + size]
+                written = [scanned.token(k) for k in range(i, i + size)]
+                how = [w[1] for w in window if w is not None]
+                if any(h == "typo" and not t.near for h, t in zip(how, written, strict=True)):
+                    continue  # a URL's scheme or a package's dist-tag: never a near miss
                 found = self._standing(i, phrase, owners, written, how, scanned)
                 if found:
                     candidates.append((i, size, found))
@@ -212,12 +220,12 @@ class Recognizer:
         phrase: tuple[str, ...],
         owners: tuple[_Owner, ...],
         written: Sequence[_Token],
-        how: set[str],
+        how: list[str],
         scanned: _Prompt,
     ) -> list[Mention]:
         """The mentions of this phrase, as written, that are enough to name an entity."""
         size = len(written)
-        near = how != {""}
+        near = any(how)
         text = " ".join(phrase)
         proper = any(t.cap and not t.start for t in written)
         exact_code: bool | None = None
@@ -240,19 +248,12 @@ class Recognizer:
                 seen[owner.key] = Mention(owner.key, text, kind, start, size)
         return list(seen.values())
 
-    def _correct(self, token: _Token) -> Correction:
-        """The vocabulary token a prompt token stands for, and how it was corrected."""
-        text = token.text
-        if text in self.vocab:
-            return text, ""
-        try:
-            found = self._corrections[text]
-        except KeyError:
-            found = self._corrections_of(text)
-            if len(self._corrections) < CACHE_LIMIT:
-                self._corrections[text] = found
-        if found is not None and found[1] == "typo" and not token.near:
-            return None
+    def _correct(self, text: str) -> Correction:
+        """The vocabulary token a prompt token stands for, and how it was corrected (learnt
+        once per token: the answer depends only on the vocabulary)."""
+        found: Correction = (text, "") if text in self.vocab else self._corrections_of(text)
+        if len(self._corrections) < CACHE_LIMIT:
+            self._corrections[text] = found
         return found
 
     def _corrections_of(self, text: str) -> Correction:
@@ -278,7 +279,7 @@ def _as_identifier(owner: _Owner, written: Sequence[_Token], scanned: _Prompt) -
     word = written[0].word
     if any(t.word != word for t in written):
         return False
-    return _POSSESSIVE.sub("", scanned.words[word].strip(_EDGES)).casefold() == owner.ident
+    return scanned.bare_word(word).casefold() == owner.ident
 
 
 def _longest_first(candidates: list[tuple[int, int, list[Mention]]]) -> list[Mention]:
@@ -338,34 +339,83 @@ def _nfc(text: str) -> str:
     return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
-def _tokenize(prompt: str) -> _Prompt:
-    tokens: list[_Token] = []
-    words: list[str] = []
-    in_fence = False
-    for line in _nfc(prompt).splitlines() or [prompt]:
-        if line.lstrip().startswith("```"):
-            in_fence = not in_fence
-            continue
-        starts = True  # a line, and so a list item, starts a sentence
-        for chunk_index, chunk in enumerate(_SPAN.split(line)):
-            ticked = in_fence or chunk_index % 2 == 1
-            for match in _WORD.finditer(chunk):
-                raw = match.group()
-                number = len(words)
-                words.append(raw)
-                if raw.isalpha():  # most words: one plain token
-                    tokens.append(_Token(raw.casefold(), raw[0].isupper(), ticked, starts, number))
-                    starts = False
-                    continue
-                bare = _POSSESSIVE.sub("", raw.strip(_EDGES))
-                code = ticked or bool(_CODE.search(bare))
-                fixed = {m.group(1) for m in (_SCHEME.match(bare), _DIST_TAG.search(bare)) if m}
-                for part in _TOKEN.findall(bare):
-                    near = part not in fixed
-                    tokens.append(
-                        _Token(part.casefold(), part[0].isupper(), code, starts, number, near)
-                    )
-                    starts = False
-                if raw.rstrip(_CLOSERS).endswith(_SENTENCE_END):
-                    starts = True
-    return _Prompt(tokens, words)
+class _Prompt:
+    """A prompt cut into folded tokens; how each was written is read only when asked.
+
+    Most of a prompt's words start no match, so cutting it is one regex pass per line, and
+    the case, sentence start and code form of a token are worked out from the line (and
+    cached) only for the tokens of a candidate match."""
+
+    def __init__(self, prompt: str) -> None:
+        self.texts: list[str] = []
+        self.lines: list[tuple[str, bool]] = []  # each line with tokens, and whether in a fence
+        self.first: list[int] = []  # the index of each line's first token
+        self._starts: dict[int, list[int]] = {}  # line -> its tokens' offsets, when asked
+        self._tokens: dict[int, _Token] = {}
+        in_fence = False
+        texts = self.texts
+        for line in _nfc(prompt).splitlines():
+            if line.lstrip().startswith("```"):
+                in_fence = not in_fence
+                continue
+            if "'" in line or "\u2019" in line:
+                line = _POSSESSIVE.sub("", line)  # "Dana's" is Dana
+            if line.isascii():  # the same tokens as _TOKEN finds, at a third of the cost
+                found = line.lower().translate(_ASCII_SEPARATORS).split()
+            else:
+                found = [t.casefold() for t in _TOKEN.findall(line)]
+            if found:
+                self.lines.append((line, in_fence))
+                self.first.append(len(texts))
+                texts.extend(found)
+
+    def token(self, k: int) -> _Token:
+        found = self._tokens.get(k)
+        if found is None:
+            found = self._tokens[k] = self._read(k)
+        return found
+
+    def bare_word(self, word: tuple[int, int]) -> str:
+        """A word without the prose punctuation around it: "(harbor-gateway)," -> its name."""
+        line = self.lines[word[0]][0]
+        end = _SPACE.search(line, word[1])
+        return line[word[1] : end.start() if end else len(line)].strip(_EDGES)
+
+    def _read(self, k: int) -> _Token:
+        number = bisect.bisect_right(self.first, k) - 1
+        line, in_fence = self.lines[number]
+        starts = self._starts.get(number)
+        if starts is None:
+            # Separators and tokens alternate in the split: the sums of their lengths are
+            # where each token starts (no Python loop over a long line's tokens).
+            lengths = itertools.accumulate(map(len, _TOKEN_SPLIT.split(line)))
+            starts = self._starts[number] = list(lengths)[0::2]
+        start = starts[k - self.first[number]]
+        end = _TOKEN.match(line, start).end()  # type: ignore[union-attr]
+        begin = start
+        while begin > 0 and not line[begin - 1].isspace():
+            begin -= 1
+        bare = self.bare_word((number, begin))
+        text = line[start:end]
+        ticked = in_fence or line.count("`", 0, start) % 2 == 1
+        code = ticked or bool(_CODE.search(bare))
+        fixed = {m.group(1) for m in (_SCHEME.match(bare), _DIST_TAG.search(bare)) if m}
+        first = _TOKEN.search(line, begin)
+        opens = first is not None and first.start() == start and _opens_sentence(line[:begin])
+        return _Token(
+            self.texts[k], text[0].isupper(), code, opens, (number, begin), text not in fixed
+        )
+
+
+def _opens_sentence(before: str) -> bool:
+    """Does a word after ``before`` (the line so far) start a sentence: nothing but
+    punctuation before it on the line (a list item), or a word ending a sentence?"""
+    rest = before.rstrip()
+    while rest:
+        last = rest.rsplit(None, 1)[-1]
+        if last.rstrip(_CLOSERS).endswith(_SENTENCE_END):
+            return True
+        if _TOKEN.search(last):
+            return False
+        rest = rest[: -len(last)].rstrip()
+    return True
