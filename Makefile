@@ -25,7 +25,7 @@ bench: $(VENV)/.dev-installed
 	$(PY) bench/run.py
 
 lint: $(VENV)/.dev-installed
-	$(PY) -m ruff check bourdon tests bench
+	$(PY) -m ruff check bourdon tests bench scripts
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports --no-cache
 

@@ -349,7 +349,8 @@ async def test_turn_start_answers_carry_the_reference_keys(tmp_path: Path) -> No
         # The reference's buckets: the prompt is the name, mentions it, or names a near miss.
         assert await bucket("harbor-gateway") == ("high", ["high"])
         assert await bucket("what broke in harbor-gateway today") == ("medium", ["medium"])
-        assert await bucket("what broke in harbor-gatewya today") == ("low", ["low"])
+        # A near miss of a name of common words counts only capitalised, as a proper noun.
+        assert await bucket("what broke in Harbor-Gatewya today") == ("low", ["low"])
         assert await bucket("nothing known here") == ("none", [])
 
         deeper = await call(c, "get_deeper_context", prompt="fix harbor-gateway")

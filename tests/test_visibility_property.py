@@ -1376,7 +1376,9 @@ async def test_hidden_names_do_not_take_a_prompt_away_from_visible_ones(tmp_path
     calls = [
         (tool, {"prompt": prompt, "access_level": "public"})
         for tool in ("prepare_recognition_context", "get_deeper_context")
-        for prompt in ("work on ledger-line-CANARYPRIV1 today", "the harxor thing")
+        # Capitalised: "ledger line" and "harbor" are common English words, names only as
+        # proper nouns (docs/federation.md), and a typo of one counts only so written.
+        for prompt in ("work on Ledger-line-CANARYPRIV1 today", "the Harxor thing")
     ]
     alone = await public_answers(tmp_path, "alone", [public], calls)
     with_hidden = await public_answers(tmp_path, "hidden", [public, hidden], calls)

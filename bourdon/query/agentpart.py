@@ -86,7 +86,7 @@ class AgentPart:
                 found = self._tables.get(level)
                 if found is None:
                     found = NameTable.build(
-                        (row, text, is_alias, row.name, row.type or "topic")
+                        (row, text, is_alias, row.name, row.type or "")
                         for row in self.view.entities
                         if row.visibility <= level
                         for text, is_alias in ((row.name, False), *((a, True) for a in row.aliases))

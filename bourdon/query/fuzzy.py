@@ -3,7 +3,8 @@
 Distance is OSA (optimal string alignment): an insertion, a deletion, a replacement or a swap
 of two neighbours is one edit, so "borudon" is one edit from "bourdon". Each caller chooses its
 own budget and length floor: ``find_entity`` allows two edits on names of six characters or
-more, recognition one on prompt words of five or more.
+more, recognition one on prompt words of six or more. ``NearIndex.merged`` joins the
+indexes of several word sets (one per agent) without cutting any word again.
 
 ``NearIndex`` finds the known words within the budget without scanning them all (pigeonhole):
 every word is cut into budget + 1 parts. An edit spoils at most one part, except a swap across
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
@@ -73,6 +74,31 @@ class NearIndex:
                         # replaced by the next one (the last part has no cut on its right).
                         table.setdefault(word[start : end - 1] + word[end], []).append(word)
         self._parts = parts
+
+    @classmethod
+    def merged(cls, indexes: Sequence[NearIndex]) -> NearIndex:
+        """One index of the words of several (all of one budget and length floor), by merging
+        their part tables: no word is cut again, and only parts two indexes share are joined."""
+        if not indexes:
+            raise ValueError("nothing to merge")
+        budget, min_length = indexes[0].budget, indexes[0].min_length
+        if any(i.budget != budget or i.min_length != min_length for i in indexes):
+            raise ValueError("indexes of different budgets or floors do not merge")
+        out = cls((), budget=budget, min_length=min_length)
+        parts: dict[int, tuple[dict[str, list[str]], ...]] = {}
+        for index in indexes:
+            for length, tables in index._parts.items():
+                mine = parts.get(length)
+                if mine is None:
+                    parts[length] = tuple(dict(table) for table in tables)
+                    continue
+                for into, table in zip(mine, tables, strict=True):
+                    shared = into.keys() & table.keys()
+                    joined = {part: into[part] + table[part] for part in shared}
+                    into.update(table)
+                    into.update(joined)
+        out._parts = parts
+        return out
 
     def near(self, query: str) -> list[tuple[str, int]]:
         """Known words within the budget of ``query`` (not itself), nearest first, then A-Z."""

@@ -2,58 +2,65 @@
 
 Runs at the start of every agent turn, so its cost must not grow with the library:
 
-1. Every name and alias is cut into word tokens; ``phrases`` maps a token tuple to the
-   entities it names, ``lengths`` the first token to the phrase lengths that start with it.
-2. The prompt is cut into tokens the same way, remembering for each token whether it came
-   from code (a `code span`, a path, a dotted or dashed identifier) and how it was written.
-3. Scanning left to right, each token (corrected if unknown: a plural ``-s``/``-es`` is
-   dropped, or one typo is fixed through the vocabulary's ``fuzzy.NearIndex``) that starts a
-   phrase tries the longest phrases first; the longest match wins.
+1. ``NameTable.build`` cuts one agent's names and aliases (at one access level) into word
+   tokens, once: ``phrases`` maps a token tuple to the entities it names, ``lengths`` the
+   first token to the phrase lengths that start with it, plus a typo index of its words.
+2. ``Recognizer(tables)`` merges the tables' dictionaries (dict merges, no tokenising) and
+   works out what needs every table at once: first names that two people share.
+3. The prompt is cut into tokens the same way, each remembering how it was written (its
+   case, the first word of a sentence or not) and whether it came from code (a `code span`,
+   a fenced block, a path, a dotted or underscored identifier, a package, a URL).
+4. Each token, corrected if unknown (a plural ``-s``/``-es`` dropped, or one typo fixed in a
+   token of six letters or more that is no common English word), that starts a phrase tries
+   the longest phrases first; where matches overlap, the longest wins.
 
-Words that are not enough on their own: aliases of one or two characters, single common
-English words ("at", "if", "me", "summary", ...) unless written in code or in the entity's
-own capitalisation, and single tokens shared by several names (a first name such as "Priya"
-when three Priyas are known). Typo correction applies to tokens of five characters or more.
+The English of it (docs/federation.md, "How a mention is found"): a name made only of common
+English words (``bourdon.query.english``) counts only as a proper noun, capitalised and not
+the first word of a sentence, or written as code; aliases of one or two characters, common
+one-word aliases and first names shared by two people never count on their own.
+
+Size: over 400 lines because the name tables, their merge, the lazy prompt reader and the
+rules read the same token shapes on the turn-start hot path; split, each would export its
+internals to the others.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
+import unicodedata
 from collections import defaultdict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, TypeVar
 
+from bourdon.query.english import is_common
 from bourdon.query.fuzzy import NearIndex
 
 MAX_PHRASE: Final = 6  # tokens; longer names are matched on their first six
-MIN_TYPO: Final = 5  # only tokens this long get a typo corrected
+MIN_TYPO: Final = 6  # only prompt tokens this long get a typo corrected
 TYPO_EDITS: Final = 1  # edits a typo correction may undo (bourdon.query.fuzzy counts them)
-SHARED_BY: Final = 3  # a lone token shared by this many names is ambiguous
+MIN_ALIAS: Final = 3  # characters an alias needs to count on its own
+SHARED_BY: Final = 2  # people sharing a first name: it names none of them alone
+CACHE_LIMIT: Final = 100_000  # corrections remembered per recognizer
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-_CODE_CHUNK = re.compile(r"[/\\._:-]")
-
-# Common English words: never an entity on their own unless written as code or in the
-# entity's own capitalisation. Short on purpose; the two-character rule covers the rest.
-COMMON_WORDS: Final = frozenset(
-    """
-    about above after again against all also always am an and another any are around as ask
-    at away back bad be because been before being below best better between big both bring
-    build but by call came can case change check clean click close code come could data day did
-    do does doing done down each edit end even every few file find first fix for from full
-    get give go going good got great had has have he help her here him his how i if in into
-    is it its just keep know last left let like line list little long look made make many
-    may me might more most move much must my need never new next no not note now of off old
-    on once one only open or other our out over own part plan put read real request requests
-    right run same
-    say see set she should show side since small so some start still stop such summary sure
-    take tell test than thank thanks that the their them then there these they thing think
-    this those through time to today too try turn two under up update us use used very want
-    was way we well went were what when where which while who why will with word work would
-    write yes yet you your
-    """.split()
-)
+_TOKEN_SPLIT = re.compile(r"([^\W_]+)", re.UNICODE)
+_ASCII_SEPARATORS: Final = {c: " " for c in range(128) if not chr(c).isalnum()}
+_SPACE = re.compile(r"\s")
+# Punctuation around a word that is prose, not part of it: "(kettle)", "**kettle**", "kettle,".
+_EDGES = "\"'`*_()[]{}<>,;:.!?\u2018\u2019\u201c\u201d\u00ab\u00bb"
+# Inside a word: a path, a dotted or underscored identifier, a package, a URL, a call.
+_CODE = re.compile(r"[/\\._@=]|::|[^\W_]:[^\W_]|\(\)")
+_POSSESSIVE = re.compile("(?<=[^\\W_])['\u2019]s(?![^\\W_])")
+_SCHEME = re.compile(r"^([^\W_]+)(?=:/|@)")  # https://..., git@host: never a near miss
+_DIST_TAG = re.compile(r"(?<=[^\W_])@([^\W_]+)$")  # react@latest: the tag never a near miss
+_SENTENCE_END = (".", "!", "?", ":")
+_CLOSERS = "\"'`*)]}\u2019\u201d\u00bb"
 
 
 class Mention(NamedTuple):
@@ -66,165 +73,339 @@ class Mention(NamedTuple):
     length: int  # tokens
 
 
+class _Owner(NamedTuple):
+    """One name or alias of one row, and what the rules need to know of it."""
+
+    key: Hashable
+    is_alias: bool
+    common: bool  # every word of it is a common English word: a proper noun or code only
+    alone: bool  # False for an alias too short or too common to count on its own
+    ident: str | None  # written as one hyphenated word ("harbor-gateway"), folded
+
+
 @dataclass(frozen=True)
-class _Token:
-    text: str  # folded
-    raw: str  # as written
-    code: bool  # inside a code span, a path or a dotted/dashed identifier
-    sentence_start: bool = False  # the first word of a line or of a sentence
-
-
 class NameTable:
-    """One agent's names at one access level: (row key, name or alias as written, is it an
-    alias, the entity's name, the entity's type)."""
+    """One agent's names at one access level, tokenised once."""
 
-    def __init__(self, names: list[tuple[Hashable, str, bool, str, str]]) -> None:
-        self.names = names
+    phrases: dict[tuple[str, ...], tuple[_Owner, ...]]
+    lengths: dict[str, tuple[int, ...]]  # longest first
+    vocab: frozenset[str]
+    near: NearIndex
+    # A one-word alias that is the first word of a person's name -> those persons (folded).
+    # Names of unknown type count as persons here: a first name is the likely reading.
+    first_names: dict[str, frozenset[str]]
 
     @classmethod
     def build(cls, names: Iterable[tuple[Hashable, str, bool, str, str]]) -> NameTable:
-        return cls(list(names))
+        """``names``: (row key, name or alias as written, True when it is an alias, the
+        entity's name, the entity's type). Rows of several agents that know the same entity
+        share its name."""
+        phrases: dict[tuple[str, ...], list[_Owner]] = defaultdict(list)
+        lengths: dict[str, set[int]] = defaultdict(set)
+        first_names: dict[str, set[str]] = defaultdict(set)
+        for key, written, is_alias, entity, kind in names:
+            text = _nfc(written)
+            tokens = tuple(t.casefold() for t in _TOKEN.findall(text))[:MAX_PHRASE]
+            if not tokens:
+                continue
+            common = all(is_common(t) for t in tokens)
+            alone = len(tokens) > 1 or not is_alias or (len(tokens[0]) >= MIN_ALIAS and not common)
+            ident = text.casefold() if "-" in text and " " not in text else None
+            phrases[tokens].append(_Owner(key, is_alias, common, alone, ident))
+            lengths[tokens[0]].add(len(tokens))
+            if is_alias and len(tokens) == 1 and kind in ("person", "", None):
+                whole = tuple(t.casefold() for t in _TOKEN.findall(_nfc(entity)))
+                if len(whole) > 1 and whole[0] == tokens[0]:
+                    first_names[tokens[0]].add(" ".join(whole))
+        vocab = frozenset(t for phrase in phrases for t in phrase)
+        return cls(
+            phrases={p: tuple(o) for p, o in phrases.items()},
+            lengths={t: tuple(sorted(s, reverse=True)) for t, s in lengths.items()},
+            vocab=vocab,
+            near=NearIndex(vocab, budget=TYPO_EDITS, min_length=MIN_TYPO - TYPO_EDITS),
+            first_names={t: frozenset(s) for t, s in first_names.items()},
+        )
+
+
+class _Token(NamedTuple):
+    """How one prompt token was written, worked out only for tokens that start a match."""
+
+    text: str  # folded
+    cap: bool  # written with a capital first letter
+    code: bool  # inside a code span or block, a path, an identifier, a package or a URL
+    start: bool  # the first word of the prompt, a line, a list item or a sentence
+    word: tuple[int, int]  # the whitespace-separated word it is part of: (line, offset)
+    near: bool  # may be a typo (not a URL's scheme, not a package's dist-tag)
+
+
+Correction = tuple[str, str] | None  # (vocabulary token, "" | "plural" | "typo")
 
 
 class Recognizer:
-    """The n-gram dictionary and typo index of every known name and alias."""
+    """The merged n-gram dictionary and typo indexes of every known name and alias."""
 
-    def __init__(
-        self,
-        tables: Iterable[NameTable | tuple[Hashable, str, bool, str]],
-        previous: Recognizer | None = None,
-    ) -> None:
-        """``tables``: the agents' ``NameTable``s (or bare (row key, name or alias as written,
-        True when it is an alias, the entity's name) tuples). Rows of several agents that know
-        the same entity share its name."""
-        names: list[tuple[Hashable, str, bool, str]] = []
-        for item in tables:
-            if isinstance(item, NameTable):
-                names.extend(n[:4] for n in item.names)
-            else:
-                names.append(item)
-        self.phrases: dict[tuple[str, ...], list[tuple[Hashable, bool, str, str]]] = defaultdict(
-            list
+    def __init__(self, tables: Sequence[NameTable], previous: Recognizer | None = None) -> None:
+        """``tables``: one ``NameTable`` per agent (and level). ``previous``: the recognizer
+        these tables replace; the corrections it learnt that no changed word can affect are
+        kept, so the first prompt after a change costs what a warm one does."""
+        self.tables: tuple[NameTable, ...] = tuple(tables)
+        self.phrases = _merge([t.phrases for t in self.tables], _join_owners)
+        self.lengths = _merge([t.lengths for t in self.tables], _join_lengths)
+        self.vocab: frozenset[str] = frozenset().union(*(t.vocab for t in self.tables))
+        people = _merge([t.first_names for t in self.tables], frozenset.union)
+        self.shared_first_names = frozenset(
+            name for name, owners in people.items() if len(owners) >= SHARED_BY
         )
-        self.lengths: dict[str, set[int]] = defaultdict(set)
-        self.vocab: set[str] = set()
-        lone_owners: dict[str, set[str]] = defaultdict(set)
-        for key, written, is_alias, entity in names:
-            tokens = tuple(t.casefold() for t in _TOKEN.findall(written))[:MAX_PHRASE]
-            if not tokens:
-                continue
-            self.phrases[tokens].append((key, is_alias, written, entity))
-            self.lengths[tokens[0]].add(len(tokens))
-            self.vocab.update(tokens)
-            if len(tokens) > 1 and not re.search(r"[/\\.]", written):
-                lone_owners[tokens[0]].add(entity.casefold())
-        # A word that starts the names of several entities (a first name: "Priya" of "Priya
-        # Raman" and "Priya Shah") does not name any of them on its own, even as an alias.
-        # Paths and file names do not count: "bourdon/merge.py" is about bourdon.
-        self.ambiguous = {t for t, owners in lone_owners.items() if len(owners) >= SHARED_BY}
-        # A prompt word of MIN_TYPO letters may be a word one letter shorter with one extra.
-        self.typos = NearIndex(self.vocab, budget=TYPO_EDITS, min_length=MIN_TYPO - TYPO_EDITS)
-        self._corrections: dict[str, tuple[str, bool] | None] = {}
+        self._near = (
+            NearIndex.merged([t.near for t in self.tables])
+            if self.tables
+            else NearIndex((), budget=TYPO_EDITS, min_length=MIN_TYPO - TYPO_EDITS)
+        )
+        self._corrections: dict[str, Correction] = {}
+        if previous is not None:
+            self._corrections = _carry(previous, self.vocab)
+
+    @classmethod
+    def of(cls, names: Iterable[tuple[Hashable, str, bool, str, str]]) -> Recognizer:
+        """A recognizer of one table: ``Recognizer([NameTable.build(names)])``."""
+        return cls([NameTable.build(names)])
 
     def mentions(self, prompt: str) -> list[Mention]:
         """Every mention of a known name or alias in ``prompt``, left to right."""
-        tokens = _tokenize(prompt)
-        fixed = [self._correct(t.text) for t in tokens]
-        found: list[Mention] = []
-        i = 0
-        while i < len(tokens):
-            head = fixed[i]
-            if head is None or head[0] not in self.lengths:
-                i += 1
+        scanned = _Prompt(prompt)
+        texts = scanned.texts
+        # The corrections learnt so far first: a small dict, where most words of a prompt are.
+        known = self._corrections
+        fixed = [known[t] if t in known else self._correct(t) for t in texts]
+        candidates: list[tuple[int, int, list[Mention]]] = []
+        for i, head in enumerate(fixed):
+            if head is None:
                 continue
-            for size in sorted(self.lengths[head[0]], reverse=True):
-                if i + size > len(tokens):
+            sizes = self.lengths.get(head[0])
+            if sizes is None:
+                continue
+            for size in sizes:
+                if i + size > len(texts):
                     continue
                 window = fixed[i : i + size]
-                if any(w is None for w in window):
+                if None in window:
                     continue
                 phrase = tuple(w[0] for w in window if w is not None)
                 owners = self.phrases.get(phrase)
                 if not owners:
                     continue
-                near = any(w is not None and w[1] for w in window)
-                kept = [o for o in owners if self._stands(phrase, o, tokens[i : i + size], near)]
-                if not kept:
-                    continue
-                for key, is_alias, _, _ in kept:
-                    kind = "fuzzy" if near else ("alias" if is_alias else "exact")
-                    found.append(Mention(key, " ".join(phrase), kind, i, size))
-                i += size - 1
-                break
-            i += 1
-        return found
+                written = [scanned.token(k) for k in range(i, i + size)]
+                how = [w[1] for w in window if w is not None]
+                if any(h == "typo" and not t.near for h, t in zip(how, written, strict=True)):
+                    continue  # a URL's scheme or a package's dist-tag: never a near miss
+                found = self._standing(i, phrase, owners, written, how, scanned)
+                if found:
+                    candidates.append((i, size, found))
+                    break  # at one start, only the longest can win
+        return _longest_first(candidates)
 
-    def _stands(
+    def _standing(
         self,
+        start: int,
         phrase: tuple[str, ...],
-        owner: tuple[Hashable, bool, str, str],
+        owners: tuple[_Owner, ...],
         written: Sequence[_Token],
-        near: bool,
-    ) -> bool:
-        """Is this phrase, as written in the prompt, enough to name the entity on its own?"""
-        if len(phrase) > 1:
-            return True
-        token = phrase[0]
-        if len(token) <= 2:
-            return False
-        if token in self.ambiguous:
-            return False
-        if token in COMMON_WORDS:
-            as_written = owner[2]
-            cased = as_written != as_written.lower() and written[0].raw == as_written
-            return not near and (written[0].code or cased)
-        entity = tuple(t.casefold() for t in _TOKEN.findall(owner[3]))
-        if owner[1] and len(entity) > 1 and token in entity:
-            # A part of the entity's own name ("atlas" of "Atlas Pipeline", "Marco" of "Marco
-            # Bianchi") names it only when written as a name: capitalised mid-sentence, or code.
-            first = written[0]
-            return first.code or (first.raw[:1].isupper() and not first.sentence_start)
-        return True
+        how: list[str],
+        scanned: _Prompt,
+    ) -> list[Mention]:
+        """The mentions of this phrase, as written, that are enough to name an entity."""
+        size = len(written)
+        near = any(how)
+        text = " ".join(phrase)
+        proper = any(t.cap and not t.start for t in written)
+        exact_code: bool | None = None
+        seen: dict[Hashable, Mention] = {}
+        for owner in owners:
+            if not owner.alone:
+                continue
+            if size == 1 and owner.is_alias and phrase[0] in self.shared_first_names:
+                continue
+            if owner.common and not proper:
+                if near:
+                    continue
+                if exact_code is None:
+                    exact_code = all(t.code for t in written)
+                if not exact_code and not _as_identifier(owner, written, scanned):
+                    continue
+            kind = "fuzzy" if near else ("alias" if owner.is_alias else "exact")
+            best = seen.get(owner.key)
+            if best is None or (best.kind == "alias" and kind == "exact"):
+                seen[owner.key] = Mention(owner.key, text, kind, start, size)
+        return list(seen.values())
 
-    def _correct(self, token: str) -> tuple[str, bool] | None:
-        """The vocabulary token this prompt token stands for, and whether it was corrected."""
-        if token in self.vocab:
-            return token, False
-        if token in self._corrections:
-            return self._corrections[token]
-        found: tuple[str, bool] | None = None
-        for stem in (
-            token[:-2] if token.endswith("es") else None,
-            token[:-1] if token.endswith("s") else None,
-        ):
-            if stem and stem in self.vocab and len(stem) >= 3:
-                found = (stem, True)
-                break
-        if found is None and len(token) >= MIN_TYPO:
-            # One edit, a swap of neighbours included ("borudon" for "bourdon"); when several
-            # words are that close, the first in alphabetical order, so the answer never varies.
-            close = self.typos.near(token)
-            if close:
-                found = (min(word for word, _ in close), True)
-        if len(self._corrections) < 100_000:
-            self._corrections[token] = found
+    def _correct(self, text: str) -> Correction:
+        """The vocabulary token a prompt token stands for, and how it was corrected (learnt
+        once per token: the answer depends only on the vocabulary)."""
+        found: Correction = (text, "") if text in self.vocab else self._corrections_of(text)
+        if len(self._corrections) < CACHE_LIMIT:
+            self._corrections[text] = found
         return found
 
+    def _corrections_of(self, text: str) -> Correction:
+        for stem in (
+            text[:-2] if text.endswith("es") else None,
+            text[:-1] if text.endswith("s") else None,
+        ):
+            if stem and len(stem) >= 3 and stem in self.vocab:
+                return stem, "plural"
+        if len(text) < MIN_TYPO or is_common(text):
+            return None
+        # One edit, a swap of neighbours included ("borudon" for "bourdon"); when several
+        # words are that close, the first in alphabetical order, so the answer never varies.
+        close = self._near.near(text)
+        return (min(word for word, _ in close), "typo") if close else None
 
-def _tokenize(prompt: str) -> list[_Token]:
-    tokens: list[_Token] = []
-    in_fence = False
-    for line in prompt.splitlines() or [prompt]:
-        if line.lstrip().startswith("```"):
-            in_fence = not in_fence
+
+def _as_identifier(owner: _Owner, written: Sequence[_Token], scanned: _Prompt) -> bool:
+    """Written exactly as the name's own hyphenated form: "harbor-gateway" for harbor-gateway
+    (a prose hyphenation such as "kettle-shaped" is no name, so it never gets here)."""
+    if owner.ident is None:
+        return False
+    word = written[0].word
+    if any(t.word != word for t in written):
+        return False
+    return scanned.bare_word(word).casefold() == owner.ident
+
+
+def _longest_first(candidates: list[tuple[int, int, list[Mention]]]) -> list[Mention]:
+    """Of overlapping matches the longest (then the first) wins; the rest in prompt order."""
+    taken: set[int] = set()
+    kept: list[tuple[int, list[Mention]]] = []
+    for start, size, found in sorted(candidates, key=lambda c: (-c[1], c[0])):
+        span = range(start, start + size)
+        if taken.isdisjoint(span):
+            taken.update(span)
+            kept.append((start, found))
+    kept.sort(key=lambda k: k[0])
+    return [m for _, found in kept for m in found]
+
+
+def _join_owners(a: tuple[_Owner, ...], b: tuple[_Owner, ...]) -> tuple[_Owner, ...]:
+    return a + b
+
+
+def _join_lengths(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(sorted({*a, *b}, reverse=True))
+
+
+def _merge(parts: Sequence[dict[K, V]], join: Callable[[V, V], V]) -> dict[K, V]:
+    """One dict of several: C-speed updates, with ``join`` only for keys two parts share."""
+    merged: dict[K, V] = {}
+    for part in parts:
+        shared = merged.keys() & part.keys()
+        fixes = {k: join(merged[k], part[k]) for k in shared}
+        merged.update(part)
+        merged.update(fixes)
+    return merged
+
+
+def _carry(previous: Recognizer, vocab: frozenset[str]) -> dict[str, Correction]:
+    """The previous recognizer's corrections that the changed words cannot affect: a word
+    added or removed changes the correction of itself, its plurals and its one-edit
+    neighbours, and nothing else."""
+    changed = previous.vocab ^ vocab
+    if not changed:
+        return dict(previous._corrections)
+    near = NearIndex(changed, budget=TYPO_EDITS, min_length=MIN_TYPO - TYPO_EDITS)
+    kept: dict[str, Correction] = {}
+    for text, found in previous._corrections.items():
+        if found is not None and found[0] in changed:
             continue
-        starts = True
-        for chunk_index, chunk in enumerate(re.split(r"(`[^`]*`)", line)):
-            ticked = chunk_index % 2 == 1
-            for word in chunk.split():
-                code = in_fence or ticked or bool(_CODE_CHUNK.search(word.strip(".,;:!?()\"'")))
-                for raw in _TOKEN.findall(word):
-                    tokens.append(_Token(raw.casefold(), raw, code, starts))
-                    starts = False
-                starts = word.endswith((".", "!", "?", ":"))
-    return tokens
+        stems = (text, text[:-1], text[:-2])
+        if any(s in changed for s in stems):
+            continue
+        if len(text) >= MIN_TYPO and near.near(text):
+            continue
+        kept[text] = found
+    return kept
+
+
+def _nfc(text: str) -> str:
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
+class _Prompt:
+    """A prompt cut into folded tokens; how each was written is read only when asked.
+
+    Most of a prompt's words start no match, so cutting it is one regex pass per line, and
+    the case, sentence start and code form of a token are worked out from the line (and
+    cached) only for the tokens of a candidate match."""
+
+    def __init__(self, prompt: str) -> None:
+        self.texts: list[str] = []
+        self.lines: list[tuple[str, bool]] = []  # each line with tokens, and whether in a fence
+        self.first: list[int] = []  # the index of each line's first token
+        self._starts: dict[int, list[int]] = {}  # line -> its tokens' offsets, when asked
+        self._tokens: dict[int, _Token] = {}
+        in_fence = False
+        texts = self.texts
+        for line in _nfc(prompt).splitlines():
+            if line.lstrip().startswith("```"):
+                in_fence = not in_fence
+                continue
+            if "'" in line or "\u2019" in line:
+                line = _POSSESSIVE.sub("", line)  # "Dana's" is Dana
+            if line.isascii():  # the same tokens as _TOKEN finds, at a third of the cost
+                found = line.lower().translate(_ASCII_SEPARATORS).split()
+            else:
+                found = [t.casefold() for t in _TOKEN.findall(line)]
+            if found:
+                self.lines.append((line, in_fence))
+                self.first.append(len(texts))
+                texts.extend(found)
+
+    def token(self, k: int) -> _Token:
+        found = self._tokens.get(k)
+        if found is None:
+            found = self._tokens[k] = self._read(k)
+        return found
+
+    def bare_word(self, word: tuple[int, int]) -> str:
+        """A word without the prose punctuation around it: "(harbor-gateway)," -> its name."""
+        line = self.lines[word[0]][0]
+        end = _SPACE.search(line, word[1])
+        return line[word[1] : end.start() if end else len(line)].strip(_EDGES)
+
+    def _read(self, k: int) -> _Token:
+        number = bisect.bisect_right(self.first, k) - 1
+        line, in_fence = self.lines[number]
+        starts = self._starts.get(number)
+        if starts is None:
+            # Separators and tokens alternate in the split: the sums of their lengths are
+            # where each token starts (no Python loop over a long line's tokens).
+            lengths = itertools.accumulate(map(len, _TOKEN_SPLIT.split(line)))
+            starts = self._starts[number] = list(lengths)[0::2]
+        start = starts[k - self.first[number]]
+        end = _TOKEN.match(line, start).end()  # type: ignore[union-attr]
+        begin = start
+        while begin > 0 and not line[begin - 1].isspace():
+            begin -= 1
+        bare = self.bare_word((number, begin))
+        text = line[start:end]
+        ticked = in_fence or line.count("`", 0, start) % 2 == 1
+        code = ticked or bool(_CODE.search(bare))
+        fixed = {m.group(1) for m in (_SCHEME.match(bare), _DIST_TAG.search(bare)) if m}
+        first = _TOKEN.search(line, begin)
+        opens = first is not None and first.start() == start and _opens_sentence(line[:begin])
+        return _Token(
+            self.texts[k], text[0].isupper(), code, opens, (number, begin), text not in fixed
+        )
+
+
+def _opens_sentence(before: str) -> bool:
+    """Does a word after ``before`` (the line so far) start a sentence: nothing but
+    punctuation before it on the line (a list item), or a word ending a sentence?"""
+    rest = before.rstrip()
+    while rest:
+        last = rest.rsplit(None, 1)[-1]
+        if last.rstrip(_CLOSERS).endswith(_SENTENCE_END):
+            return True
+        if _TOKEN.search(last):
+            return False
+        rest = rest[: -len(last)].rstrip()
+    return True
