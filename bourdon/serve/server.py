@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -94,13 +94,14 @@ def create_server(
             if federation is not None:
                 await federation.aclose()
 
-    server: MCPServer = MCPServer(
-        "bourdon",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        log_level="WARNING",
-        lifespan=lifespan,
-    )
+    with _sdk_logging_setup_skipped():
+        server: MCPServer = MCPServer(
+            "bourdon",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            log_level="WARNING",
+            lifespan=lifespan,
+        )
 
     def live_status() -> health.LiveStatus:
         # Made on the first memory_status call: the health machinery (and the reader plugins
@@ -128,6 +129,24 @@ def create_server(
     server.bourdon_index = idx  # type: ignore[attr-defined]  # for the startup line and tests
     server.bourdon_guard = guard  # type: ignore[attr-defined]
     return server
+
+
+@contextlib.contextmanager
+def _sdk_logging_setup_skipped() -> Iterator[None]:
+    """Build an ``MCPServer`` without its logging set-up, which imports ``rich`` (a tenth of a
+    second of every start) to install a handler on the root logger. The CLI sets up logging
+    itself (to stderr, which stdio leaves free); an embedding program keeps its own."""
+    from mcp.server.mcpserver import server as sdk
+
+    setup = getattr(sdk, "configure_logging", None)
+    if setup is None:  # another SDK version: nothing to skip
+        yield
+        return
+    setattr(sdk, "configure_logging", lambda *_args, **_kwargs: None)  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(sdk, "configure_logging", setup)  # noqa: B010
 
 
 def _load_readers() -> health.Readers:
