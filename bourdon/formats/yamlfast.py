@@ -73,47 +73,50 @@ class _Reader:
         self.max_depth = max_depth
         self.max_string = max_string
         self.plain_keys: set[str] = set()  # keys repeat in every row: judge each once
+        self.plain_values: set[str] = set()  # and so do short values (types, tags, levels)
 
-    def mapping(self, i: int, indent: int, depth: int, first: str | None = None) -> Any:
-        """The mapping whose keys start at column ``indent``; ``first``: the text after a
-        row's dash, its first key."""
+    def mapping(self, i: int, indent: int, depth: int, dashed: bool = False) -> Any:
+        """The mapping whose keys start at column ``indent`` from line ``i``; ``dashed``: line
+        ``i`` is a row's dash line, its first key after the dash."""
         if depth > self.max_depth:
             raise _Outside
         lines, n = self.lines, len(self.lines)
         pad = " " * indent
         deeper = indent + 2
         out: dict[str, Any] = {}
-        plain_keys = self.plain_keys
-        while True:
-            if first is not None:
-                text, first = first, None
-            else:
-                if i >= n or not lines[i].startswith(pad):
-                    break  # a shallower line (or the end): the caller goes on from it
-                text = lines[i][indent:]
-                if not text or text[0] == " ":
-                    raise _Outside  # a blank line, or one deeper than a key may be
-                i += 1
-            if text[0] == '"':
-                quoted = _QUOTED.match(text)
+        plain_keys, plain_values = self.plain_keys, self.plain_values
+        while i < n:
+            line = lines[i]
+            if dashed:
+                dashed = False
+            elif not line.startswith(pad):
+                break  # a shallower line: the caller goes on from it
+            if line[indent : indent + 1] in (" ", ""):
+                raise _Outside  # a blank line, or one deeper than a key may be
+            i += 1
+            if line[indent] == '"':
+                quoted = _QUOTED.match(line, indent)
                 if quoted is None:
                     raise _Outside
                 key = json.loads(quoted.group())
                 colon = quoted.end()
             else:
-                colon = text.find(":")
-                key = text[:colon]
+                colon = line.find(":", indent)
+                key = line[indent:colon]
                 if key not in plain_keys:
-                    if colon <= 0 or not is_plain(key):
+                    if colon <= indent or not is_plain(key):
                         raise _Outside
                     plain_keys.add(key)
-            if colon > _MAX_KEY or text[colon : colon + 1] != ":" or key in out:
+            if colon - indent > _MAX_KEY or line[colon : colon + 1] != ":" or key in out:
                 raise _Outside
-            rest = text[colon + 1 :]
-            if rest:
-                if rest[0] != " " or rest[1:2] in (" ", ""):
+            if colon + 1 < len(line):
+                if line[colon + 1] != " " or line[colon + 2 : colon + 3] in (" ", ""):
                     raise _Outside
-                out[key], i = self.scalar(rest[1:], deeper, i, depth)
+                value = line[colon + 2 :]
+                if value in plain_values:
+                    out[key] = value
+                else:
+                    out[key], i = self.scalar(value, deeper, i, depth)
                 continue
             # A key alone on its line: a sequence or a mapping two columns deeper follows.
             below = lines[i] if i < n else ""
@@ -143,8 +146,10 @@ class _Reader:
                 item, i = self.sequence(i, indent + 2, depth + 1)
             elif rest[0] != " " or rest[1:2] in (" ", ""):
                 raise _Outside
+            elif rest[1:] in self.plain_values:
+                item = rest[1:]
             elif self.is_key(rest[1:]):
-                item, i = self.mapping(i, indent + 2, depth + 1, first=rest[1:])
+                item, i = self.mapping(i - 1, indent + 2, depth + 1, dashed=True)
             else:
                 item, i = self.scalar(rest[1:], indent + 2, i, depth)
             out.append(item)
@@ -181,6 +186,8 @@ class _Reader:
             return ({} if text == "{}" else []), i
         elif _PLAIN.fullmatch(text) and text[-1] != " " and text.lower() not in _KEYWORDS:
             value = text  # is_plain, inline: most values are plain
+            if len(text) <= 32:
+                self.plain_values.add(text)
         else:
             raise _Outside
         if len(value) > self.max_string:
