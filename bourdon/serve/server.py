@@ -9,7 +9,6 @@ through, and registers the tools (``read_tools``, ``history_tools``, ``turn_tool
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +29,7 @@ from bourdon.serve.read_tools import register_read_tools
 from bourdon.serve.resources import register_resources
 from bourdon.serve.status_tool import register_status_tool
 from bourdon.serve.turn_tools import register_turn_tools
+from bourdon.serve.warmup import IdleWarmup
 from bourdon.serve.watch import watch_agents
 from bourdon.serve.write_tools import register_write_tools
 from bourdon.store.library import Library
@@ -82,11 +82,9 @@ def create_server(
         stop = watch_agents(idx) if watch else (lambda: None)
         if federation is not None:
             federation.warm()  # build the HTTP client (and its TLS context) before any deadline
-        # Build turn-start recognition for the default level while the server waits for its
-        # first calls, so the first prompt of the session does not pay for it.
-        threading.Thread(
-            target=idx.recognizer_for, args=(int(Visibility.TEAM), None), daemon=True
-        ).start()
+        # Build turn-start recognition for the default level once the opening calls are
+        # answered, so the first prompt of the session does not pay for it (see warmup).
+        warmup.start()
         try:
             yield {"index": idx}
         finally:
@@ -94,6 +92,7 @@ def create_server(
             if federation is not None:
                 await federation.aclose()
 
+    warmup = IdleWarmup(lambda: idx.recognizer_for(int(Visibility.TEAM), None))
     with _sdk_logging_setup_skipped():
         server: MCPServer = MCPServer(
             "bourdon",
@@ -101,6 +100,7 @@ def create_server(
             instructions=INSTRUCTIONS,
             log_level="WARNING",
             lifespan=lifespan,
+            middleware=[warmup],
         )
 
     def live_status() -> health.LiveStatus:
