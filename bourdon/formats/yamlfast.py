@@ -74,6 +74,7 @@ class _Reader:
         self.max_string = max_string
         self.plain_keys: set[str] = set()  # keys repeat in every row: judge each once
         self.plain_values: set[str] = set()  # and so do short values (types, tags, levels)
+        self.known_lines: dict[str, tuple[int, str, str]] = {}  # whole "key: value" lines
 
     def mapping(self, i: int, indent: int, depth: int, dashed: bool = False) -> Any:
         """The mapping whose keys start at column ``indent`` from line ``i``; ``dashed``: line
@@ -84,13 +85,20 @@ class _Reader:
         pad = " " * indent
         deeper = indent + 2
         out: dict[str, Any] = {}
-        plain_keys, plain_values = self.plain_keys, self.plain_values
+        plain_keys, plain_values, known = self.plain_keys, self.plain_values, self.known_lines
         while i < n:
             line = lines[i]
-            if dashed:
-                dashed = False
-            elif not line.startswith(pad):
-                break  # a shallower line: the caller goes on from it
+            on_dash, dashed = dashed, False
+            if not on_dash:
+                hit = known.get(line)
+                if hit is not None and hit[0] == indent:  # "key: value" met before, here
+                    if hit[1] in out:
+                        raise _Outside
+                    out[hit[1]] = hit[2]
+                    i += 1
+                    continue
+                if not line.startswith(pad):
+                    break  # a shallower line: the caller goes on from it
             if line[indent : indent + 1] in (" ", ""):
                 raise _Outside  # a blank line, or one deeper than a key may be
             i += 1
@@ -115,6 +123,8 @@ class _Reader:
                 value = line[colon + 2 :]
                 if value in plain_values:
                     out[key] = value
+                    if not on_dash:
+                        known[line] = (indent, key, value)
                 else:
                     out[key], i = self.scalar(value, deeper, i, depth)
                 continue
