@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from bourdon.model import Visibility
 from bourdon.query.index import Index
 from bourdon.serve.server import create_server
 from bourdon.serve.warmup import IdleWarmup
+from bourdon.store import manifestcache
 from bourdon.testing import make_library
 
 
@@ -69,3 +71,22 @@ async def test_the_server_builds_turn_start_recognition_after_its_first_answer(
         result = await client.call_tool("find_entity", {"name": "bourdon"})
         assert not result.is_error
         assert await anyio.to_thread.run_sync(built.wait, 10)
+
+
+@pytest.mark.anyio
+async def test_a_cold_start_writes_the_cache_once_idle_and_writes_the_next_entries_at_once(
+    tmp_path: Path,
+) -> None:
+    library = make_library(tmp_path / "lib")
+    cache = library.root / ".bourdon" / "cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    manifestcache._RECENT.clear()  # what this process wrote lately would be read from memory
+    server = create_server(library.root, watch=False, home=tmp_path / "home")
+    index = server.bourdon_index  # type: ignore[attr-defined]
+    agents = len(index.agents)
+    assert agents and not list(cache.rglob("*.json"))  # parsed, not yet written
+    async with Client(server) as client:
+        assert not (await client.call_tool("find_entity", {"name": "bourdon"})).is_error
+    # Leaving the server writes whatever the warm-up had not written yet.
+    assert len(list(cache.rglob("*.json"))) == agents
+    assert not index.cache.deferred

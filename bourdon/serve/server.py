@@ -33,6 +33,7 @@ from bourdon.serve.warmup import IdleWarmup
 from bourdon.serve.watch import watch_agents
 from bourdon.serve.write_tools import register_write_tools
 from bourdon.store.library import Library
+from bourdon.store.manifestcache import ManifestCache
 
 if TYPE_CHECKING:
     from bourdon.federation.peers import Peer
@@ -70,7 +71,8 @@ def create_server(
     """
     root = Path(library).expanduser().absolute()
     home = home or bourdon_home()
-    idx = index or Index(root)
+    # A cold start writes the cache entries of what it parsed once it is idle (see warmup).
+    idx = index or Index(root, ManifestCache(root / ".bourdon" / "cache", deferred=True))
     idx.refresh()
     registry = MemberRegistry(home)
     federation = build_federation(home, peers or [], peers_file=peers_file)
@@ -89,10 +91,15 @@ def create_server(
             yield {"index": idx}
         finally:
             stop()
+            idx.cache.flush()  # whatever the warm-up had no time to write
             if federation is not None:
                 await federation.aclose()
 
-    warmup = IdleWarmup(lambda: idx.recognizer_for(int(Visibility.TEAM), None))
+    def warm_up() -> None:
+        idx.cache.flush()
+        idx.recognizer_for(int(Visibility.TEAM), None)
+
+    warmup = IdleWarmup(warm_up)
     with _sdk_logging_setup_skipped():
         server: MCPServer = MCPServer(
             "bourdon",

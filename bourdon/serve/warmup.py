@@ -1,10 +1,11 @@
 """Work the server does ahead of need, once it has nothing to answer.
 
 Turn-start recognition is built ahead (``create_server``) so the first prompt of a session
-does not pay for it. Built in a thread at start-up, it shared the interpreter with the first
-calls and delayed their answers by a fifth of a second; an ``IdleWarmup`` instead starts it
-when no request has been in flight for ``quiet`` seconds, which comes right after the
-client's opening calls and long before a person types the first prompt.
+does not pay for it, and a cold start writes the cache entries of the manifests it parsed.
+Done in a thread at start-up, that work shared the interpreter with the first calls and
+delayed their answers; an ``IdleWarmup`` instead starts it when no request has been in flight
+for ``quiet`` seconds, which comes right after the client's opening calls and long before a
+person types the first prompt.
 """
 
 from __future__ import annotations
