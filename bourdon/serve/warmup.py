@@ -42,6 +42,7 @@ class IdleWarmup:
         """Begin watching for idleness (once; later calls do nothing)."""
         if not self._started:
             self._started = True
+            self._last = time.monotonic()  # quiet from now on: the opening calls are on their way
             threading.Thread(target=self._run, name="bourdon-warmup", daemon=True).start()
 
     def _run(self) -> None:
