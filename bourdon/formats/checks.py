@@ -11,12 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Final
-
-from jsonschema import Draft202012Validator, FormatChecker
+from functools import cache
+from typing import TYPE_CHECKING, Any, Final
 
 from bourdon.errors import InputError, SchemaError
 from bourdon.model import check_agent_id
+
+if TYPE_CHECKING:  # jsonschema is imported when a manifest is validated, not at start-up
+    from jsonschema import Draft202012Validator, FormatChecker
 
 MAX_PROBLEMS: Final = 20
 MAX_KEY: Final = 256  # YAML readers refuse implicit keys over 1,024 characters
@@ -30,15 +32,21 @@ TOP_REQUIRED: Final = ("spec_version", "agent", "last_updated")
 # Control characters other than tab, LF and CR, lone surrogates and non-characters.
 BAD_TEXT: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 
-FORMATS: Final = FormatChecker()
-
-
 _RFC3339 = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})"
 )
 
 
-@FORMATS.checks("date-time", raises=ValueError)  # type: ignore[untyped-decorator]
+@cache
+def formats() -> FormatChecker:
+    """jsonschema's format checks, with RFC 3339 ``date-time`` checked (see ``_is_date_time``)."""
+    from jsonschema import FormatChecker
+
+    checker = FormatChecker()
+    checker.checks("date-time", raises=ValueError)(_is_date_time)
+    return checker
+
+
 def _is_date_time(value: object) -> bool:
     # jsonschema leaves date-time unchecked unless an optional package is present. RFC 3339:
     # extended form, a 'T', seconds and an offset ('Z' or '+02:00'); then the calendar check.

@@ -15,13 +15,14 @@ import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Final, NamedTuple
-
-from jsonschema import Draft202012Validator
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from bourdon.errors import SchemaError
-from bourdon.formats import checks, schema, yamlio
+from bourdon.formats import checks, fastcheck, schema, yamlio
 from bourdon.model import ENTITIES, ROW_SECTIONS, WORKSTREAMS, Manifest, Visibility, row_visibility
+
+if TYPE_CHECKING:  # imported when a manifest is validated, not at start-up
+    from jsonschema import Draft202012Validator
 
 # List fields whose items the Bourdon L5 schema (spec 0.1) leaves unbounded while our writes
 # bound them, and lists it does not cap: a manifest another writer made may hold either.
@@ -93,14 +94,18 @@ def _open(node: object) -> None:
 
 @cache
 def _read_top_validator() -> Draft202012Validator:
-    return Draft202012Validator(read_schema(), format_checker=checks.FORMATS)
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(read_schema(), format_checker=checks.formats())
 
 
 @cache
 def _read_row_validator(section: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     full = read_schema()
     sub = {"$defs": full["$defs"], **full["$defs"][checks.SECTION_DEFS[section]]}
-    return Draft202012Validator(sub, format_checker=checks.FORMATS)
+    return Draft202012Validator(sub, format_checker=checks.formats())
 
 
 @dataclass(frozen=True)
@@ -195,6 +200,7 @@ def _row_problems(
     section: str, rows: list[Any], policy: Mapping[str, Any]
 ) -> Iterable[ReadProblem]:
     validator = _read_row_validator(section)
+    passes = fastcheck.row_check(section)  # a quick "valid"; any other verdict: jsonschema's
     limit = schema.row_limits()[section]
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
@@ -206,6 +212,8 @@ def _row_problems(
         if i >= limit:
             # The Bourdon schema caps the section: the rows past the cap are not served.
             reason = f"is past the limit of {limit:,} rows of {section}"
+        elif passes is not None and passes(row):
+            continue  # the common case, decided in microseconds
         else:
             error = next(iter(sorted(validator.iter_errors(row), key=lambda e: list(e.path))), None)
             if error is not None:

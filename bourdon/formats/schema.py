@@ -15,14 +15,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from functools import cache
-from typing import Any, Final
-
-from jsonschema import Draft202012Validator
+from typing import TYPE_CHECKING, Any, Final
 
 from bourdon.errors import SchemaError
 from bourdon.formats import checks, yamlio
 from bourdon.formats.resources import schema_path
 from bourdon.model import ROW_SECTIONS, Manifest, row_key
+
+if TYPE_CHECKING:  # imported when a manifest is validated, not at start-up
+    from jsonschema import Draft202012Validator
 
 
 @cache
@@ -35,14 +36,18 @@ def schema() -> dict[str, Any]:
 
 @cache
 def _top_validator() -> Draft202012Validator:
-    return Draft202012Validator(schema(), format_checker=checks.FORMATS)
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema(), format_checker=checks.formats())
 
 
 @cache
 def _row_validator(section: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     full = schema()
     sub = {"$defs": full["$defs"], **full["$defs"][checks.SECTION_DEFS[section]]}
-    return Draft202012Validator(sub, format_checker=checks.FORMATS)
+    return Draft202012Validator(sub, format_checker=checks.formats())
 
 
 @cache

@@ -21,17 +21,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, Final, NoReturn
-
-import yaml
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from bourdon.errors import InputError, ManifestError, TooLargeError
+from bourdon.formats.yamlfast import is_plain, parse
+
+if TYPE_CHECKING:  # PyYAML is imported for the first manifest bourdon did not write itself
+    import yaml
 
 MAX_BYTES: Final = 4 * 1024 * 1024
 MAX_DEPTH: Final = 32
 MAX_STRING: Final = 64 * 1024
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _NULLS: Final = frozenset({"", "~", "null", "Null", "NULL"})
 _STR_TAG: Final = "tag:yaml.org,2002:str"
 
@@ -43,8 +44,23 @@ def load(text: bytes | str, *, what: str = "manifest") -> Any:
     {'name': 'bourdon', 'date': '2026-01-05'}
     """
     source = _decode(text, what)
+    quick = parse(source, max_depth=MAX_DEPTH, max_string=MAX_STRING)
+    if quick is not None:
+        return quick  # bourdon's own dialect, read line by line (see yamlfast)
+    return _general(source, what)
+
+
+def load_general(text: bytes | str, *, what: str = "manifest") -> Any:
+    """``load`` without the quick path for bourdon's own dialect: libyaml reads everything."""
+    return _general(_decode(text, what), what)
+
+
+def _general(source: str, what: str) -> Any:
+    import yaml
+
     try:
-        return _Builder(what).build(yaml.parse(source, Loader=_Loader))
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        return _Builder(what).build(yaml.parse(source, Loader=loader))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -97,6 +113,8 @@ class _Builder:
         raise error(f"{self.what}: {problem}{where}")
 
     def build(self, events: Any) -> Any:
+        import yaml
+
         stack: list[Any] = []  # open containers; a dict is paired with its pending key
         pending_keys: list[str | None] = []
         root: Any = None
@@ -186,11 +204,6 @@ _FIRST: Final = (
 ).split()
 _RANK: Final = {key: i for i, key in enumerate(_FIRST)}
 
-_PLAIN = re.compile(
-    r"[^\W\d][^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff:#]*", re.UNICODE
-)
-# Words that YAML 1.1 readers turn into booleans or null; they must stay quoted.
-_KEYWORDS: Final = frozenset("y yes n no true false on off null".split())
 _NEEDS_ESCAPE = re.compile(r"[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 _BLOCK_UNSAFE = re.compile(
     r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
@@ -273,7 +286,7 @@ class _Emitter:
 
 def _scalar(value: Any, indent: int) -> str:
     if isinstance(value, str):
-        if _is_plain(value):
+        if is_plain(value):
             return value
         return _quoted(value, indent)
     if value is None:
@@ -292,7 +305,7 @@ def _scalar(value: Any, indent: int) -> str:
 def _key(key: Any) -> str:
     """A mapping key: plain, or double-quoted on one line (a key cannot be a block)."""
     text = str(key)
-    return text if _is_plain(text) else _double_quoted(text)
+    return text if is_plain(text) else _double_quoted(text)
 
 
 def _double_quoted(text: str) -> str:
@@ -305,14 +318,6 @@ def _quoted(text: str, indent: int) -> str:
     if "\n" in text and _is_block(text):
         return _literal(text, indent)
     return _double_quoted(text)
-
-
-def _is_plain(text: str) -> bool:
-    return (
-        _PLAIN.fullmatch(text) is not None
-        and not text.endswith(" ")
-        and text.lower() not in _KEYWORDS
-    )
 
 
 def _is_block(text: str) -> bool:

@@ -11,9 +11,9 @@ a new part, so a query holding the old one keeps a consistent view while the new
   at ``level`` may see.
 
 ``by_loose``, ``near`` and the tables are made when first asked for, so a start-up that only
-needs exact lookups does not pay for them; the server makes them in a thread while it waits for
-its first calls, and the index in its refresh thread before it swaps a new part in, so queries
-do not wait for them after that.
+needs exact lookups does not pay for them; the server makes them in a thread once it has
+answered its opening calls, and the index in its refresh thread before it swaps a new part
+in, so queries do not wait for them after that.
 """
 
 from __future__ import annotations

@@ -9,8 +9,7 @@ through, and registers the tools (``read_tools``, ``history_tools``, ``turn_tool
 from __future__ import annotations
 
 import contextlib
-import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,9 +29,11 @@ from bourdon.serve.read_tools import register_read_tools
 from bourdon.serve.resources import register_resources
 from bourdon.serve.status_tool import register_status_tool
 from bourdon.serve.turn_tools import register_turn_tools
+from bourdon.serve.warmup import IdleWarmup
 from bourdon.serve.watch import watch_agents
 from bourdon.serve.write_tools import register_write_tools
 from bourdon.store.library import Library
+from bourdon.store.manifestcache import ManifestCache
 
 if TYPE_CHECKING:
     from bourdon.federation.backoff import Backoff
@@ -74,7 +75,8 @@ def create_server(
     """
     root = Path(library).expanduser().absolute()
     home = home or bourdon_home()
-    idx = index or Index(root)
+    # A cold start writes the cache entries of what it parsed once it is idle (see warmup).
+    idx = index or Index(root, ManifestCache(root / ".bourdon" / "cache", deferred=True))
     idx.refresh()
     registry = MemberRegistry(home)
     federation = build_federation(home, peers or [], peers_file=peers_file, backoff=peer_backoff)
@@ -86,23 +88,32 @@ def create_server(
         stop = watch_agents(idx) if watch else (lambda: None)
         if federation is not None:
             federation.warm()  # build the HTTP client (and its TLS context) before any deadline
-        # Build turn-start recognition for the default level and the typo indexes while the
-        # server waits for its first calls, so the first prompt of the session does not pay.
-        threading.Thread(target=idx.warm, args=(int(Visibility.TEAM),), daemon=True).start()
+        # Build turn-start recognition for the default level and the typo indexes once the
+        # opening calls are answered, so the first prompt of the session does not pay for
+        # them (see warmup).
+        warmup.start()
         try:
             yield {"index": idx}
         finally:
             stop()
+            idx.cache.flush()  # whatever the warm-up had no time to write
             if federation is not None:
                 await federation.aclose()
 
-    server: MCPServer = MCPServer(
-        "bourdon",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        log_level="WARNING",
-        lifespan=lifespan,
-    )
+    def warm_up() -> None:
+        idx.cache.flush()
+        idx.warm(int(Visibility.TEAM))
+
+    warmup = IdleWarmup(warm_up)
+    with _sdk_logging_setup_skipped():
+        server: MCPServer = MCPServer(
+            "bourdon",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            log_level="WARNING",
+            lifespan=lifespan,
+            middleware=[warmup],
+        )
 
     def live_status() -> health.LiveStatus:
         # Made on the first memory_status call: the health machinery (and the reader plugins
@@ -130,6 +141,24 @@ def create_server(
     server.bourdon_index = idx  # type: ignore[attr-defined]  # for the startup line and tests
     server.bourdon_guard = guard  # type: ignore[attr-defined]
     return server
+
+
+@contextlib.contextmanager
+def _sdk_logging_setup_skipped() -> Iterator[None]:
+    """Build an ``MCPServer`` without its logging set-up, which imports ``rich`` (a tenth of a
+    second of every start) to install a handler on the root logger. The CLI sets up logging
+    itself (to stderr, which stdio leaves free); an embedding program keeps its own."""
+    from mcp.server.mcpserver import server as sdk
+
+    setup = getattr(sdk, "configure_logging", None)
+    if setup is None:  # another SDK version: nothing to skip
+        yield
+        return
+    setattr(sdk, "configure_logging", lambda *_args, **_kwargs: None)  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(sdk, "configure_logging", setup)  # noqa: B010
 
 
 def _load_readers() -> health.Readers:

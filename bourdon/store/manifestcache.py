@@ -60,10 +60,17 @@ def rules_fingerprint() -> str:
 
 
 class ManifestCache:
-    """Validated manifests by content id, on disk, shared by every process of the library."""
+    """Validated manifests by content id, on disk, shared by every process of the library.
 
-    def __init__(self, folder: Path) -> None:
+    With ``deferred``, new entries are kept in memory until ``flush()``: a server starting on
+    a library with no cache answers its first calls before it spends time writing entries
+    (it flushes once idle, and on its way out).
+    """
+
+    def __init__(self, folder: Path, *, deferred: bool = False) -> None:
         self.folder = folder / rules_fingerprint()
+        self.deferred = deferred
+        self._pending: list[tuple[str, reading.Reading]] = []
 
     def load(self, raw: bytes, *, what: str, key: str | None = None) -> dict[str, Any]:
         """The whole manifest in ``raw``; raises ``ManifestError``/``SchemaError`` if its top
@@ -90,7 +97,25 @@ class ManifestCache:
             return None  # not there, or not an entry of ours: read the bytes again
 
     def put(self, key: str, found: reading.Reading) -> None:
+        if self.deferred:
+            self._pending.append((key, found))
+        else:
+            self._write(key, found)
+
+    def flush(self) -> None:
+        """Write the entries kept back, and write the next ones as they come (no longer
+        ``deferred``: only a start waits). Safe from any thread, at any time."""
+        self.deferred = False
+        while self._pending:
+            try:
+                key, found = self._pending.pop()
+            except IndexError:  # another thread took the last one
+                return
+            self._write(key, found)
+
+    def _write(self, key: str, found: reading.Reading) -> None:
         entry = {"manifest": found.data, "skipped": [p.to_json() for p in found.problems]}
-        text = json.dumps(entry, ensure_ascii=False)
+        # Parsed YAML is a tree: the encoder need not look for cycles.
+        text = json.dumps(entry, ensure_ascii=False, check_circular=False)
         with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
             atomic_write(self.folder / f"{key}.json", text.encode("utf-8"), sync=False)
