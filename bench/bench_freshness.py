@@ -15,14 +15,12 @@ session; a "reader" calls the read tools.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +32,13 @@ from bourdon.access.trust import MemberRegistry
 from bourdon.formats import yamlio
 from bourdon.store.library import Library
 from bourdon.testing import make_large_library
-from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
+from bourdon.testing.serving import (
+    bearer_client,
+    child_env,
+    free_port,
+    stop_process,
+    wait_for_port,
+)
 
 WARM_RUNS = 200
 AFTER_COMMITS = 30
@@ -49,18 +53,6 @@ def prompt(names: list[str], rng: random.Random) -> str:
     for _ in range(6):
         words[rng.randrange(200)] = rng.choice(names)
     return " ".join(words)
-
-
-@contextlib.asynccontextmanager
-async def as_member(url: str, token: str) -> AsyncIterator[Client]:
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
-
-    async with (
-        create_mcp_http_client({"Authorization": f"Bearer {token}"}) as http,
-        Client(streamable_http_client(url, http_client=http)) as client,
-    ):
-        yield client
 
 
 async def timed(client: Client, tool: str, args: dict[str, Any]) -> tuple[float, Any]:
@@ -84,8 +76,8 @@ async def measure_all(url: str, tokens: dict[str, str], root: Path, names: list[
     recognise = "prepare_recognition_context"
     out: dict[str, Any] = {}
     async with (
-        as_member(url, tokens["writer"]) as writer,
-        as_member(url, tokens["reader"]) as reader,
+        bearer_client(url, tokens["writer"]) as writer,
+        bearer_client(url, tokens["reader"]) as reader,
     ):
         for text in texts[:10]:  # the first calls build the reader's recognizer
             await timed(reader, recognise, {"prompt": text})

@@ -24,7 +24,7 @@ import textwrap
 import time
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ from bourdon.access.trust import MemberRegistry
 from bourdon.serve import httpgate
 from bourdon.serve.server import create_server
 from bourdon.store.library import Library
-from bourdon.testing.serving import free_port, stop_process, wait_for_port
+from bourdon.testing.serving import bearer_client, free_port, stop_process, wait_for_port
 
 FIELDS = {"time", "caller", "tier", "transport", "op", "namespace", "decision", "status", "detail"}
 TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
@@ -391,16 +391,9 @@ def post(url: str, token: str) -> tuple[int, str]:
             return exc.code, exc.read().decode()
 
 
-@contextlib.asynccontextmanager
-async def http_client(url: str, token: str) -> AsyncIterator[Client]:
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
-
-    async with (
-        create_mcp_http_client({"Authorization": f"Bearer {token}"}) as hc,
-        Client(streamable_http_client(url, http_client=hc)) as client,
-    ):
-        yield client
+def http_client(url: str, token: str) -> contextlib.AbstractAsyncContextManager[Client]:
+    """An MCP client over streamable HTTP that sends a bearer token."""
+    return bearer_client(url, token)
 
 
 @pytest.mark.anyio

@@ -27,7 +27,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,7 @@ from bourdon.serve.server import create_server
 from bourdon.store.library import Library
 from bourdon.store.provenance import Provenance
 from bourdon.testing import manifest
-from bourdon.testing.serving import free_port, stop_process
+from bourdon.testing.serving import bearer_client, free_port, stop_process
 
 pytestmark = pytest.mark.anyio
 
@@ -328,17 +328,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
 # -- clients -----------------------------------------------------------------------------
 
 
-@contextlib.asynccontextmanager
-async def http_client(url: str, token: str) -> AsyncIterator[Client]:
-    """An MCP client over streamable HTTP that sends a bearer token (and closes its socket)."""
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
-
-    async with (
-        create_mcp_http_client({"Authorization": f"Bearer {token}"}) as hc,
-        Client(streamable_http_client(url, http_client=hc)) as client,
-    ):
-        yield client
+def http_client(url: str, token: str) -> contextlib.AbstractAsyncContextManager[Client]:
+    """An MCP client over streamable HTTP that sends a bearer token."""
+    return bearer_client(url, token)
 
 
 async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:

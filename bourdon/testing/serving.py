@@ -1,12 +1,19 @@
-"""Running a real ``bourdon serve`` (or any child process) in a test, on 127.0.0.1 only."""
+"""Running a real ``bourdon serve`` (or any child process) in a test, on 127.0.0.1 only, and
+talking to it over HTTP as a member."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcp import Client
 
 # All a child needs from the outer env; PYTHONPATH so it imports the same bourdon as its parent.
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "SYSTEMROOT", "PYTHONPATH")
@@ -59,3 +66,17 @@ def stop_process(proc: subprocess.Popen[bytes], *, grace: float = 10) -> None:
 
 def _stderr_of(proc: subprocess.Popen[bytes]) -> str:
     return proc.stderr.read().decode(errors="replace") if proc.stderr is not None else ""
+
+
+@contextlib.asynccontextmanager
+async def bearer_client(url: str, token: str) -> AsyncIterator[Client]:
+    """The real MCP client over streamable HTTP at ``url``, presenting ``token`` (a member's)."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with (
+        create_mcp_http_client({"Authorization": f"Bearer {token}"}) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client
