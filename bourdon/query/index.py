@@ -157,10 +157,9 @@ class Index:
     def warm(self, level: int = TEAM) -> None:
         """Make the current snapshot's lazy parts now: every agent's typo index and tables,
         and the recognizer at ``level`` (the server runs this in a thread at start-up)."""
-        state = self.state
-        for part in state.parts.values():
+        for part in self.state.parts.values():
             part.warm(level)
-        state.recognizer_for(level, None)
+        self.recognizer_for(level, None)
 
     # -- freshness -----------------------------------------------------------------------
 
