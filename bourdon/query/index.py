@@ -156,7 +156,8 @@ class Index:
 
     def warm(self, level: int = TEAM) -> None:
         """Make the current snapshot's lazy parts now: every agent's typo index and tables,
-        and the recognizer at ``level`` (the server runs this in a thread at start-up)."""
+        and the recognizer at ``level`` (the server's warm-up thread runs this once its opening
+        calls are answered)."""
         for part in self.state.parts.values():
             part.warm(level)
         self.recognizer_for(level, None)
@@ -379,5 +380,5 @@ def _with_head(old: Snapshot, head: str | None, drifting: list[dict[str, Any]]) 
         generation=old.generation,
         drifting=drifting,
     )
-    new.carry_recognizers(old)
+    new.share_recognizers(old)
     return new

@@ -162,6 +162,12 @@ class Snapshot:
                 self._make(key, previous=previous)
                 self._used[key] = None
 
+    def share_recognizers(self, old: Snapshot) -> None:
+        """Take ``old``'s recognizers as they are: this snapshot has the very same parts."""
+        with old._lock:
+            self._recognizers.update(old._recognizers)
+            self._used.update(old._used)
+
     def _make(self, key: RecognizerKey, previous: Recognizer | None) -> Recognizer:
         level, agents = key
         with self._lock:
