@@ -21,7 +21,8 @@ from bourdon.federation.peers import PeerList
 from bourdon.formats.reading import ReadProblem
 from bourdon.model import LOCAL_DIR, ROW_SECTIONS, row_visibility
 from bourdon.replicate.state import remote_states
-from bourdon.store.recovery import lock_verdict, pid_alive
+from bourdon.store.git.process import pid_alive
+from bourdon.store.recovery import lock_verdict
 
 if TYPE_CHECKING:
     from bourdon.access.registryfile import Member

@@ -19,6 +19,7 @@ from typing import Final
 
 from bourdon.errors import GitError, LibraryError
 from bourdon.store.durable import atomic_write, fsync_dir
+from bourdon.store.git.process import pid_alive
 from bourdon.store.git.repo import GitRepo
 from bourdon.store.layout import AGENTS, INTENT, LOCAL, STAGING
 from bourdon.store.manifests import Manifests
@@ -198,21 +199,6 @@ def put_aside(source: Path, folder: Path, name: str) -> Path:
         fsync_dir(source.parent)
         return aside
     raise LibraryError(f"{folder} holds too many recovered files named {name}; clear it")
-
-
-def pid_alive(pid: object) -> bool:
-    """Is a process with this id running (ours included)? Anything but a positive int: no."""
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _temp_pid(name: str) -> int | None:

@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Final
 
 from bourdon.errors import BourdonError
-from bourdon.store.git.process import run_git, start_detached
+from bourdon.store.git.process import pid_alive, run_git, start_detached
 
 LOOSE_LIMIT: Final = 2000  # loose objects (estimated) before a pack; gc.auto overrides
 PACK_LIMIT: Final = 50  # packs before they are merged whatever the loose count; as git's
@@ -276,14 +276,8 @@ class Packer:
 
 def is_git_running(pid: int) -> bool:
     """Is ``pid`` a live git process (not a zombie, not a process that reused the id)?"""
-    if pid <= 0:
+    if pid == os.getpid() or not pid_alive(pid):
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     proc = Path("/proc") / str(pid)
     if not proc.is_dir():
         return True  # no /proc: alive is all that can be told

@@ -228,3 +228,18 @@ def _read_batch_answer(stdout: IO[bytes]) -> tuple[str, str, bytes] | None:
     data = stdout.read(size)
     stdout.read(1)  # the newline after the object
     return oid, kind, data
+
+
+def pid_alive(pid: object) -> bool:
+    """Is a process with this id running (ours included)? Anything but a positive int: no."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
