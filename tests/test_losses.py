@@ -12,6 +12,8 @@ import subprocess
 import sys
 import textwrap
 import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
 import pytest
@@ -340,19 +342,36 @@ def test_opening_a_library_repairs_an_index_left_behind_and_doctor_says_so(
 
 # -- 11. a live git lock is never deleted ------------------------------------------------------
 
+# The editor and the test meet on two FIFOs, so each waits for the other's signal, not a time.
 EDITOR = """#!/bin/sh
-: > "$(dirname "$0")/editing"
-while [ ! -e "$(dirname "$0")/release" ]; do sleep 0.05; done
+here="$(dirname "$0")"
+echo editing > "$here/editing"
+read _ < "$here/release"
 echo "commit made by hand" > "$1"
 """
 
 
-def _wait_for(path: Path, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + GIT_TIMEOUT
-    while not path.exists():
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else proc.returncode
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.02)
+def _through_fifo(path: Path, send: str | None = None) -> str:
+    """Read a line from the FIFO ``path`` (or write ``send`` to it) once the editor opens its
+    end. Bounded by ``GIT_TIMEOUT``: past it, the FIFO is opened from the other side too, so
+    the waiting thread ends, and the test fails."""
+
+    def meet() -> str:
+        if send is None:
+            with open(path, encoding="utf-8") as fifo:
+                return fifo.readline()
+        with open(path, "w", encoding="utf-8") as fifo:
+            fifo.write(send)
+        return send
+
+    with ThreadPoolExecutor(1) as pool:
+        met = pool.submit(meet)
+        try:
+            return met.result(timeout=GIT_TIMEOUT)
+        except FutureTimeout:
+            other = os.open(path, (os.O_WRONLY if send is None else os.O_RDONLY) | os.O_NONBLOCK)
+            os.close(other)
+            raise AssertionError(f"the editor never opened {path.name}") from None
 
 
 def _age(path: Path, seconds: float = 3600) -> None:
@@ -370,6 +389,8 @@ def test_a_git_commit_waiting_for_its_editor_keeps_its_index_lock(tmp_path: Path
     editor = tools / "editor"
     editor.write_text(EDITOR)
     editor.chmod(0o755)
+    os.mkfifo(tools / "editing")
+    os.mkfifo(tools / "release")
     (root / "notes.txt").write_text("mine\n")
     git(root, "add", "notes.txt")
     (root / "notes.txt").write_text("mine, edited\n")
@@ -380,7 +401,7 @@ def test_a_git_commit_waiting_for_its_editor_keeps_its_index_lock(tmp_path: Path
             ["git", "commit", "-q", "-a"], cwd=root, env=env, stderr=err, stdout=subprocess.DEVNULL
         )
     try:
-        _wait_for(tools / "editing", proc)
+        assert _through_fifo(tools / "editing") == "editing\n", proc.poll()
         lock = root / ".git" / "index.lock"
         assert lock.exists()
         _age(lock)
@@ -391,7 +412,7 @@ def test_a_git_commit_waiting_for_its_editor_keeps_its_index_lock(tmp_path: Path
             assert not any("index.lock" in done for done in library.recovered)
         assert lock.exists() and lock.stat().st_ino == inode, "bourdon deleted a live git lock"
     finally:
-        (tools / "release").write_text("")
+        _through_fifo(tools / "release", "go\n")
         proc.wait(timeout=GIT_TIMEOUT)
     # git then refuses its commit (bourdon moved the branch meanwhile): it never lost its lock.
     assert "index.lock" not in said.read_text(), said.read_text()
