@@ -75,14 +75,11 @@ ALLOWED: dict[tuple[str, str], str] = {
 # follows; they are not part of this comparison.
 REFERENCE_ONLY_TOOLS = {
     "capture_clip",
-    "compile_turn",
     "get_skill",
     "ingest_meeting",
     "list_skills",
     "propose_consensus",
     "propose_skill",
-    "search_federation",
-    "trace_entity",
     "vote_consensus",
 }
 OUR_ONLY_TOOLS = {"memory_status"}  # bourdon's own addition
@@ -131,6 +128,7 @@ class Run:
     library: Path
     answers: dict[str, Any] = field(default_factory=dict)
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
     resources: set[str] = field(default_factory=set)
 
 
@@ -171,12 +169,16 @@ async def drive(client: Client, run: Run) -> None:
     await ask("prepare_recognition_context", "prepare_recognition_context", prompt=PROMPT)
     await ask("get_deeper_context", "get_deeper_context", prompt=PROMPT)
     await ask("compile_codex_turn", "compile_codex_turn", prompt=PROMPT, cwd="/src/ledgerline")
+    await ask("search_federation", "search_federation", query="ledgerline partitions")
+    await ask("trace_entity", "trace_entity", entity="Ledgerline")
+    await ask("compile_turn", "compile_turn", prompt=PROMPT, cwd="/src/ledgerline")
     await ask("export_agents", "export_agents")
     await ask("describe_caller", "describe_caller")
 
     for t in (await client.list_tools()).tools:
         hints = t.annotations.model_dump(exclude_none=True) if t.annotations else {}
         run.tools[t.name] = hints
+        run.schemas[t.name] = t.input_schema
     run.resources = {str(r.uri) for r in (await client.list_resources()).resources} | {
         t.uri_template for t in (await client.list_resource_templates()).resource_templates
     }
@@ -244,7 +246,8 @@ LABELS = [
     "list_recent_work", "list_workstreams", "list_notes", "list_memory_versions",
     "explain known", "explain unknown", "stale write", "rollback", "list_memory_versions after",
     "find_entity after", "prepare_recognition_context", "get_deeper_context",
-    "compile_codex_turn", "export_agents", "describe_caller",
+    "compile_codex_turn", "search_federation", "trace_entity", "compile_turn", "export_agents",
+    "describe_caller",
     "agent-library://agents", f"agent-library://agents/{BETA}/memory",
 ]  # fmt: skip
 
@@ -278,6 +281,38 @@ def test_the_comparison_covers_every_shared_tool_and_resource(both: Both) -> Non
     # Annotations as the reference gives them, describe_caller (read-only, idempotent) too.
     for name in ref_tools & our_tools:
         assert both.ours.tools[name] == both.ref.tools[name], name
+
+
+def test_the_newer_tools_take_every_parameter_of_the_reference_with_its_default(
+    both: Both,
+) -> None:
+    for name in ("search_federation", "trace_entity", "compile_turn"):
+        ref, ours = both.ref.schemas[name], both.ours.schemas[name]
+        ours_props = ours.get("properties", {})
+        for param, prop in ref.get("properties", {}).items():
+            assert param in ours_props, f"{name} lacks {param}"
+            assert ours_props[param].get("default") == prop.get("default"), f"{name}.{param}"
+        assert set(ours.get("required", [])) == set(ref.get("required", [])), name
+
+
+def test_search_trace_and_turn_brief_agree_with_the_reference_on_what_they_found(
+    both: Both,
+) -> None:
+    for run in (both.ref, both.ours):
+        search = run.answers["search_federation"]
+        assert search["total_matches"] == len(search["results"]) > 0
+        assert {hit["metadata"]["agent"] for hit in search["results"]} <= {ALPHA, BETA}
+        assert "secretproj" not in str(search)
+        trace = run.answers["trace_entity"]
+        assert trace["matched"] is True and trace["name"] == "Ledgerline"
+        assert set(trace["known_by"]) == {ALPHA, BETA}
+        assert "hidden" not in str(trace)
+        brief = run.answers["compile_turn"]
+        assert any(item["name"] == "Ledgerline" for item in brief["items"])
+    # Both rank the row that names both words (alpha's note "remember partitions" and its
+    # workstream, or the entity) above beta's rows, which name only one.
+    ref_top = both.ref.answers["search_federation"]["results"][0]["metadata"]["agent"]
+    assert both.ours.answers["search_federation"]["results"][0]["metadata"]["agent"] == ref_top
 
 
 def test_commit_counts_are_the_reference_counts(both: Both) -> None:
