@@ -405,6 +405,8 @@ PRIVATE_PROBES: list[Spec] = [
     tool("query_agent_memory", agent=ATLAS, topic=PRIV["entname"], access_level="private", include_private=True),
     tool("get_cross_agent_summary", project=SHARED, access_level="private", include_private=True),
     tool("list_notes", agent=ATLAS, since="2000-01-01", access_level="private", include_private=True),
+    tool("expand_neighbors", name=SHARED, depth=3, limit=24, access_level="private", include_private=True),
+    tool("fetch_slice", kind="entity", id=SHARED, window=64, access_level="private", include_private=True),
     tool("list_memory_versions", agent_id=ATLAS),
     tool("explain_memory_change", agent_id=ATLAS, digest="{ATLAS_D2}"),
     tool("rollback_agent_memory", agent_id=ATLAS, version_id="{ATLAS_V1}", dry_run=True),

@@ -318,7 +318,11 @@ async def test_the_mcp_tools_answer_as_the_functions_do(root: Path, index: Index
         missing = await client.call_tool(
             "fetch_slice", {"kind": "note", "id": "note:gamma:2026-11-06:ffffffff"}
         )
-        assert missing.is_error
+        assert missing.is_error and missing.structured_content is not None
+        assert missing.structured_content["error"]["status"] == 404
+        blank = await client.call_tool("expand_neighbors", {"name": ["Ledgerline", " "]})
+        assert blank.is_error and blank.structured_content is not None
+        assert blank.structured_content["error"]["status"] == 400
 
 
 def test_the_cli_prints_neighbours_and_slices(

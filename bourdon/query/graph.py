@@ -19,6 +19,7 @@ node nor a route: it cannot change a distance, a score, a count or an alias that
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import weakref
@@ -28,8 +29,9 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from bourdon.access.visibility import Access
+from bourdon.errors import InputError
 from bourdon.model import fold
-from bourdon.query.rowid import AnyRow, RowId, row_id
+from bourdon.query.rowid import RowId, parse_row_id, row_id
 from bourdon.query.rows import EntityRow, NoteRow, SessionRow, WorkstreamRow
 from bourdon.query.snapshot import Snapshot
 
@@ -58,14 +60,11 @@ class EntityNode:
 
     key: str  # the folded name
     rows: tuple[EntityRow, ...]
+    id: str
 
     @property
     def name(self) -> str:
         return self.rows[0].name
-
-    @property
-    def id(self) -> str:
-        return str(RowId("entity", "*", self.name, row_id(self.rows[0]).tag))
 
 
 Node = EntityNode | SessionRow | WorkstreamRow | NoteRow
@@ -76,10 +75,14 @@ class Graph:
     """Nodes by id and edges both ways, over the rows one ``Access`` allows."""
 
     nodes: dict[str, Node] = field(default_factory=dict)
+    ids: dict[Node, str] = field(default_factory=dict)  # the other way round
     out: dict[str, set[tuple[str, str]]] = field(default_factory=dict)  # id -> {(target, rel)}
     into: dict[str, set[tuple[str, str]]] = field(default_factory=dict)  # id -> {(source, rel)}
     names: dict[str, tuple[str, ...]] = field(default_factory=dict)  # folded name/alias -> ids
-    row_ids: dict[str, str] = field(default_factory=dict)  # an entity row's id -> its node id
+
+    def add(self, nid: str, node: Node) -> None:
+        self.nodes[nid] = node
+        self.ids[node] = nid
 
     def entities_named(self, text: str) -> tuple[str, ...]:
         """The entity nodes whose name or alias is ``text`` (case- and space-insensitive)."""
@@ -89,13 +92,64 @@ class Graph:
         """The node a seed names: a node id, an entity row's id, or an entity's name."""
         if text in self.nodes:
             return text
-        if text in self.row_ids:
-            return self.row_ids[text]
+        if text.startswith("entity:"):
+            found = self._entity_row(text)
+            if found is not None:
+                return found
         named = self.entities_named(text)
         return named[0] if named else None
 
+    def _entity_row(self, text: str) -> str | None:
+        """The node of the visible entity row whose own id is ``text``."""
+        try:
+            asked = parse_row_id(text)
+        except InputError:
+            return None
+        key = fold(asked.label)
+        for nid in self.names.get(key, ()):
+            node = self.nodes[nid]
+            if isinstance(node, EntityNode) and any(
+                r.agent == asked.agent and row_id(r) == asked for r in node.rows
+            ):
+                return nid
+        return None
+
+    @functools.cached_property
+    def sessions_by_project(self) -> dict[str, list[SessionRow]]:
+        """Sessions by project (see ``project_key``), oldest first; made when first asked."""
+        out: dict[str, list[SessionRow]] = defaultdict(list)
+        for node in self.nodes.values():
+            if isinstance(node, SessionRow):
+                key = self.project_key(node)
+                if key is not None:
+                    out[key].append(node)
+        for rows in out.values():
+            rows.sort(key=lambda r: r.key)
+        return dict(out)
+
+    @functools.cached_property
+    def rows_by_target(self) -> dict[str, list[SessionRow | NoteRow]]:
+        """The sessions and notes that name each entity node; made when first asked."""
+        out: dict[str, list[SessionRow | NoteRow]] = defaultdict(list)
+        for target, sources in self.into.items():
+            for source, _ in sources:
+                node = self.nodes[source]
+                if isinstance(node, SessionRow | NoteRow) and node not in out[target]:
+                    out[target].append(node)
+        return dict(out)
+
+    def project_key(self, session: SessionRow) -> str | None:
+        """What makes two sessions one project's: the entity their project names (by name or
+        alias), else the project's name itself."""
+        project = project_of(session)
+        if project is None:
+            return None
+        named = self.entities_named(project)
+        return named[0] if named else fold(project)
+
 
 def node_id(node: Node) -> str:
+    """A node's id (the graph's ``ids`` has it ready for the nodes of a graph)."""
     return node.id if isinstance(node, EntityNode) else str(row_id(node))
 
 
@@ -123,30 +177,37 @@ def graph_for(state: Snapshot, access: Access) -> Graph:
 
 
 def build(state: Snapshot, access: Access) -> Graph:
-    """The graph of what ``access`` may see in ``state``."""
+    """The graph of what ``access`` may see in ``state`` (each row's id is made once)."""
     graph = Graph()
+    # The parts hold every agent's rows by folded name and alias already.
     grouped: dict[str, list[EntityRow]] = defaultdict(list)
-    for row in state.entity_rows:
-        if access.allows(row):
-            grouped[fold(row.name)].append(row)
+    aliased: dict[str, set[str]] = defaultdict(set)  # folded alias -> folded names
+    for part in state.parts.values():
+        for key, rows in part.by_name.items():
+            grouped[key] += [r for r in rows if access.allows(r)]
+        for alias, rows in part.by_alias.items():
+            aliased[alias] |= {fold(r.name) for r in rows if access.allows(r)}
     names: dict[str, list[str]] = defaultdict(list)
-    entities: dict[str, EntityNode] = {}
+    ids: dict[str, str] = {}  # folded name -> node id
     for key in sorted(grouped):
-        rows = tuple(sorted(grouped[key], key=lambda r: (r.agent, r.name)))
-        node = EntityNode(key, rows)
-        graph.nodes[node.id] = entities[node.id] = node
-        for row in rows:
-            graph.row_ids[str(row_id(row))] = node.id
-        spellings = {key} | {fold(a) for r in rows for a in r.aliases}
-        for spelling in spellings:
-            names[spelling].append(node.id)
-    # A name wins over another entity's alias; otherwise alphabetical, so lookups are stable.
+        if not grouped[key]:
+            continue
+        carriers = tuple(sorted(grouped[key], key=lambda r: (r.agent, r.name)))
+        # The tag is the one each agent's row id of this name carries.
+        first = carriers[0]
+        node = EntityNode(key, carriers, str(RowId("entity", "*", first.name, row_id(first).tag)))
+        graph.add(node.id, node)
+        ids[key] = node.id
+        names[key].append(node.id)
+    for alias, named in aliased.items():
+        names[alias] += [ids[k] for k in sorted(named) if ids[k] not in names[alias]]
+    # A name wins over another entity's alias; otherwise by id, so lookups are stable.
+    keys = {nid: n.key for nid, n in graph.nodes.items() if isinstance(n, EntityNode)}
     graph.names = {
-        s: tuple(sorted(ids, key=lambda i: (entities[i].key != s, i))) for s, ids in names.items()
+        s: tuple(sorted(ids, key=lambda i: (keys[i] != s, i))) for s, ids in names.items()
     }
 
-    def link(source: AnyRow, texts: Iterable[str], relationship: str) -> None:
-        src = str(row_id(source))
+    def link(src: str, texts: Iterable[str], relationship: str) -> None:
         for text in texts:
             for target in graph.entities_named(text):
                 graph.out.setdefault(src, set()).add((target, relationship))
@@ -154,17 +215,17 @@ def build(state: Snapshot, access: Access) -> Graph:
 
     for w in state.workstreams:
         if access.allows(w):
-            graph.nodes[str(row_id(w))] = w
-            link(w, (*w.related_entities, w.name), RELATED_TO)
+            graph.add(wid := str(row_id(w)), w)
+            link(wid, (*w.related_entities, w.name), RELATED_TO)
     for s in state.sessions:
         if access.allows(s):
-            graph.nodes[str(row_id(s))] = s
-            link(s, s.project_focus, FOCUSES_ON)
-            link(s, touched_names(s), TOUCHES)
+            graph.add(sid := str(row_id(s)), s)
+            link(sid, s.project_focus, FOCUSES_ON)
+            link(sid, touched_names(s), TOUCHES)
     for n in state.notes:
         if access.allows(n):
-            graph.nodes[str(row_id(n))] = n
-            link(n, n.related_entities, MENTIONS)
+            graph.add(nid := str(row_id(n)), n)
+            link(nid, n.related_entities, MENTIONS)
     return graph
 
 

@@ -15,17 +15,15 @@ from typing import Any, Final
 
 from bourdon.access.visibility import OPEN, Scope, resolve
 from bourdon.errors import InputError, NotFoundError
-from bourdon.model import fold
 from bourdon.query.answer import meta
 from bourdon.query.graph import (
+    FOCUSES_ON,
     RELATIONSHIPS,
     WEIGHTS,
     Graph,
     Node,
     graph_for,
     kind_of,
-    node_id,
-    project_of,
 )
 from bourdon.query.index import Index
 from bourdon.query.nodewire import breadcrumb, content_of, metadata, name_of, project_id, type_of
@@ -104,7 +102,7 @@ def expand_neighbors(
         unknown
     )
     return {
-        "origins": [node_id(graph.nodes[n]) for n in origins],
+        "origins": list(origins),
         "unresolved": unresolved,
         "neighbors": neighbors,
         "total": len(shown),
@@ -267,7 +265,7 @@ def fetch_slice(
         room = max(0, budget - used)
         passages.append(
             {
-                "id": node_id(row),
+                "id": graph.ids[row],
                 "kind": kind_of(row),
                 "name": name_of(row),
                 "content": text[:room],
@@ -279,7 +277,7 @@ def fetch_slice(
             }
         )
         used += min(len(text), room)
-    parent = node_id(node)
+    parent = graph.ids[node]
     return {
         "kind": kind,
         "entity_id": asked,
@@ -304,53 +302,26 @@ def fetch_slice(
 def _series(graph: Graph, node: Node) -> tuple[list[Any], int | None]:
     """The rows ``node`` is read among, oldest first, and where ``node`` sits (None: it is
     the memory the rows belong to, not one of them)."""
-    rows: list[Any]
     if isinstance(node, SessionRow):
-        project = _project_key(graph, node)
-        rows = [
-            r
-            for r in graph.nodes.values()
-            if isinstance(r, SessionRow)
-            and project is not None
-            and _project_key(graph, r) == project
-        ] or [node]
-        rows.sort(key=lambda r: r.key)
+        project = graph.project_key(node)
+        rows: list[Any] = graph.sessions_by_project.get(project, [node]) if project else [node]
         return rows, rows.index(node)
+    here = graph.ids[node]
+    named = graph.rows_by_target
+    found: set[Any]
     if isinstance(node, NoteRow):
-        shared = _targets(graph, node_id(node))
-        rows = [
-            r
-            for r in graph.nodes.values()
-            if isinstance(r, NoteRow) and (r is node or shared & _targets(graph, node_id(r)))
-        ]
-        rows.sort(key=lambda r: r.key)
+        found = {n for t in _targets(graph, here) for n in named.get(t, ())}
+        rows = sorted({n for n in found if isinstance(n, NoteRow)} | {node}, key=lambda r: r.key)
         return rows, rows.index(node)
     if isinstance(node, WorkstreamRow):
-        names = _targets(graph, node_id(node))
-        rows = [
-            r
-            for r in graph.nodes.values()
-            if isinstance(r, SessionRow | NoteRow) and names & _targets(graph, node_id(r))
-        ]
+        found = {n for t in _targets(graph, here) for n in named.get(t, ())}
     else:
-        here = node_id(node)
-        rows = [
+        found = {
             graph.nodes[src]
             for src, rel in graph.into.get(here, ())
-            if rel == "FOCUSES_ON" and isinstance(graph.nodes[src], SessionRow)
-        ]
-    rows.sort(key=lambda r: (r.date, node_id(r)))
-    return rows, None
-
-
-def _project_key(graph: Graph, session: SessionRow) -> str | None:
-    """What makes two sessions one project's: the entity their project names (by name or
-    alias), else the project's name itself."""
-    project = project_of(session)
-    if project is None:
-        return None
-    named = graph.entities_named(project)
-    return named[0] if named else fold(project)
+            if rel == FOCUSES_ON and isinstance(graph.nodes[src], SessionRow)
+        }
+    return sorted(found, key=lambda r: (r.date, graph.ids[r])), None
 
 
 def _targets(graph: Graph, nid: str) -> set[str]:
