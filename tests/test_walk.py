@@ -320,6 +320,9 @@ async def test_the_mcp_tools_answer_as_the_functions_do(root: Path, index: Index
         )
         assert missing.is_error and missing.structured_content is not None
         assert missing.structured_content["error"]["status"] == 404
+        contract = await client.call_tool("expand_neighbors", {"entity_ids": ["Ledgerline"]})
+        assert contract.structured_content is not None
+        assert shape(contract.structured_content) == LEDGERLINE_DEPTH_1
         blank = await client.call_tool("expand_neighbors", {"name": ["Ledgerline", " "]})
         assert blank.is_error and blank.structured_content is not None
         assert blank.structured_content["error"]["status"] == 400

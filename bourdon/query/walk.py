@@ -63,10 +63,12 @@ def expand_neighbors(
     access_level: str | None = "team",
     include_private: bool = False,
     *,
+    entity_ids: Sequence[str] | None = None,
     scope: Scope = OPEN,
 ) -> dict[str, Any]:
-    """The rows around a few seeds (names or row ids), nearest and strongest first."""
-    seeds = _seeds(name)
+    """The rows around a few seeds (names or row ids), nearest and strongest first.
+    ``entity_ids`` is the traversal contract's name for the seeds, used when ``name`` is None."""
+    seeds = _seeds(name if name is not None or entity_ids is None else list(entity_ids))
     applied_depth = clamp(depth, DEPTH, 1, "depth")
     applied_limit = clamp(limit, LIMIT, 8, "limit")
     preview = clamp(content_max_chars, PREVIEW, 500, "content_max_chars")

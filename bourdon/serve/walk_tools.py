@@ -30,9 +30,9 @@ def register_walk_tools(server: MCPServer, guard: Guard) -> None:
     @tool
     async def expand_neighbors(
         name: Annotated[
-            str | list[str],
-            Field(description="seed(s): entity names or row ids (entity_ids), at most 8"),
-        ],
+            str | list[str] | None,
+            Field(description="seed(s): entity names or row ids, at most 8"),
+        ] = None,
         depth: Annotated[int, Field(description="hops to walk, 1-3 (clamped)")] = 1,
         limit: Annotated[int, Field(description="neighbours to return, 1-24 (clamped)")] = 8,
         relationship_types: Annotated[
@@ -51,6 +51,10 @@ def register_walk_tools(server: MCPServer, guard: Guard) -> None:
         ] = True,
         access_level: Annotated[str, Field(description=ACCESS)] = "team",
         include_private: Annotated[bool, Field(description=PRIVATE)] = False,
+        entity_ids: Annotated[
+            list[str] | None,
+            Field(description="the traversal contract's name for the seeds, used without name"),
+        ] = None,
     ) -> dict[str, Any]:
         """Widen known memories into their graph neighbourhood: the workstreams, sessions and
         notes that name an entity, and the entities those name.
@@ -76,6 +80,7 @@ def register_walk_tools(server: MCPServer, guard: Guard) -> None:
                 include_incoming,
                 access_level,
                 include_private,
+                entity_ids=entity_ids,
                 scope=scope_of(c),
             ),
         )
