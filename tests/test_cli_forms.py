@@ -522,6 +522,21 @@ async def test_a_tokenless_caller_reads_public_rows_only(door: Door) -> None:
     assert (me["member_id"], me["authenticated"], me["writes"]) == ("anonymous", False, "refused")
 
 
+async def test_a_tokenless_caller_walks_public_rows_only(door: Door) -> None:
+    async with tokenless(door.url) as client:
+        walked = await call(
+            client, "expand_neighbors", name=["harbor", "lantern", "vault"], access_level="team"
+        )
+        hidden = await refused(client, "fetch_slice", kind="entity", id="lantern")
+        unknown = await refused(client, "fetch_slice", kind="entity", id="nowhere")
+        shown = await call(client, "fetch_slice", kind="entity", id="harbor")
+    assert [o.split(":")[2] for o in walked["origins"]] == ["harbor"]
+    assert walked["unresolved"] == ["lantern", "vault"] and walked["meta"]["access_level"] == "public"
+    assert (hidden["status"], unknown["status"]) == (404, 404)
+    assert hidden["message"].replace("lantern", "X") == unknown["message"].replace("nowhere", "X")
+    assert [p["content"] for p in shown["passages"]] == ["notes-bot: open"]
+
+
 async def test_a_tokenless_caller_writes_nothing(door: Door) -> None:
     with Library.open(door.root) as library:
         before = library.head()

@@ -101,6 +101,10 @@ UNPROBED_TOOLS = {
     # Counts and states, never a row's text; what each caller sees of it is in test_status
     # and test_authz.
     "memory_status",
+    # The traversal verbs: test_walk_gating holds them to the same non-interference property
+    # (answers equal to those of the library without the hidden rows), walk included.
+    "expand_neighbors",
+    "fetch_slice",
 }
 RESOURCES = {"agent-library://agents"}
 RESOURCE_TEMPLATES = {"agent-library://agents/{agent_id}/memory", "agent-library://entities/{name}"}

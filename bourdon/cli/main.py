@@ -32,6 +32,7 @@ from bourdon.cli import (
     reads,
     serve,
     staging,
+    walk,
     writing,
 )
 from bourdon.cli import status as status_commands
@@ -46,6 +47,7 @@ def register(sub: Any) -> None:
         history,
         staging,
         reads,
+        walk,
         export,
         hooks,
         serve,

@@ -3,7 +3,7 @@
 This module only wires: it reads the configuration (home, peers and their tokens, machine
 name), opens the library and its index, builds the ``Guard`` every tool and resource goes
 through, and registers the tools (``read_tools``, ``history_tools``, ``turn_tools``,
-``caller``, ``write_tools``, ``status_tool``) and ``resources``.
+``walk_tools``, ``caller``, ``write_tools``, ``status_tool``) and ``resources``.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from bourdon.serve.read_tools import register_read_tools
 from bourdon.serve.resources import register_resources
 from bourdon.serve.status_tool import register_status_tool
 from bourdon.serve.turn_tools import register_turn_tools
+from bourdon.serve.walk_tools import register_walk_tools
 from bourdon.serve.warmup import IdleWarmup
 from bourdon.serve.watch import watch_agents
 from bourdon.serve.write_tools import register_write_tools
@@ -134,6 +135,7 @@ def create_server(
     register_read_tools(server, guard)
     register_history_tools(server, guard)
     register_turn_tools(server, guard)
+    register_walk_tools(server, guard)
     register_caller_tool(server, guard)
     register_write_tools(server, guard)
     register_status_tool(server, guard, live_status)
