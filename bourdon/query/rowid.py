@@ -3,8 +3,9 @@
 An id is ``<kind>:<agent>:<label>:<tag>``, the shape of the reference's search ``doc_id``:
 ``label`` is the entity or workstream name, or the session's or note's date; ``tag`` tells
 rows with the same label apart. It is made from the row's own fields only (never from its
-position among other rows), so an id says nothing about rows the caller cannot see, and it
-stays the same while the row is unchanged.
+position among other rows, nor from how many rows share its date), so an id says nothing about
+rows the caller cannot see, and it stays the same while the row is unchanged. Two rows equal in
+every field get the same id: nothing could tell them apart anyway.
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ def row_id(row: AnyRow) -> RowId:
     if isinstance(row, WorkstreamRow):
         return RowId("workstream", row.agent, row.name, _tag(row.name.casefold()))
     if isinstance(row, SessionRow):
-        return RowId("session", row.agent, row.date, _tag(row.cwd, row.session_id, row.position))
-    return RowId("note", row.agent, row.date, _tag(row.text, row.position))
+        content = (row.cwd, row.session_id, row.project_focus, row.key_actions, row.files_touched)
+        return RowId("session", row.agent, row.date, _tag(*content))
+    return RowId("note", row.agent, row.date, _tag(row.text, row.related_entities, row.tags))
 
 
 def parse_row_id(text: object) -> RowId:
