@@ -32,6 +32,7 @@ from bourdon.cli import (
     reads,
     serve,
     staging,
+    trace,
     writing,
 )
 from bourdon.cli import status as status_commands
@@ -44,6 +45,7 @@ def register(sub: Any) -> None:
     for group in (
         writing,
         history,
+        trace,
         staging,
         reads,
         export,
