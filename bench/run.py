@@ -19,6 +19,7 @@ import bench_recognition
 import bench_server
 import bench_status
 import bench_sync
+import bench_trace
 import bench_writes
 
 
@@ -37,6 +38,7 @@ def main() -> int:
         bench_status,
         bench_adopt,
         bench_history,
+        bench_trace,
     )
     for module in benches:
         print(f"== {module.__name__}")

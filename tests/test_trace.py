@@ -268,3 +268,61 @@ def test_the_cli_prints_the_timeline_and_json(
     assert rows(answer, story.commits) == OPERATOR_TIMELINE
     assert main(["--library", root, "trace", "ghost", "--agent", "alpha"]) == 0
     assert "No agent's memory ever held 'ghost'." in capsys.readouterr().out
+
+
+def test_a_quarantined_member_traces_only_the_agents_it_may_read(story: Story) -> None:
+    from bourdon.access.visibility import Scope
+
+    answer = trace_entity(story.library, "atlas", scope=Scope(agents=frozenset({"gamma"})))
+    assert {e["agent_id"] for e in answer["timeline"]} == {"gamma"}
+    assert [a["agent_id"] for a in answer["attributions"]] == ["gamma"]
+    text = json.dumps(answer)
+    assert "alpha" not in text and "beta" not in text
+
+
+# -- the shortcut that spares a parse: the text around each mention ----------------------------
+
+
+def test_spans_change_when_the_row_or_the_policy_changes_and_only_then() -> None:
+    from bourdon.formats import yamlio
+    from bourdon.query.rowspan import spans
+
+    def raw(summary: str, other: str = "x", default: str = "team") -> bytes:
+        rows = [
+            {"name": "Harbor", "summary": other},
+            {"name": "Atlas", "aliases": ["atl"], "summary": summary},
+            {"name": "Quay", "summary": f"{other} again"},
+        ]
+        policy = {"default": default}
+        return yamlio.dump(manifest("a", known_entities=rows, visibility_policy=policy))
+
+    names = ["atlas", "atl"]
+    base = spans(raw("map"), names)
+    assert base is not None
+    assert spans(raw("map", other="y"), names) == base  # other rows changed: no parse needed
+    assert spans(raw("maps"), names) != base
+    assert spans(raw("map", default="private"), names) != base
+    assert spans(raw("map ünicode"), names) is None  # not plain ASCII: parse it
+    assert spans(raw('map "quoted \\" text"'), names) is None
+
+
+def test_the_trace_is_the_same_whether_or_not_a_version_is_parsed(tmp_path: Path) -> None:
+    # Many commits changing other rows, some changing the traced one: the shortcut must find
+    # every change a full parse finds.
+    library = make_library(tmp_path / "lib", sample=False)
+    rows = [{"name": f"row-{n}", "summary": "first"} for n in range(5)]
+    rows.append({"name": "Target", "summary": "v0"})
+    library.commit("solo", manifest("solo", known_entities=rows))
+    expected = []
+    for n in range(12):
+        if n % 4 == 3:
+            library.commit("solo", {"known_entities": [{"name": "Target", "summary": f"v{n}"}]})
+            expected.append(f"v{n}")
+        else:
+            library.commit(
+                "solo", {"known_entities": [{"name": f"row-{n % 5}", "summary": str(n)}]}
+            )
+    answer = trace_entity(library, "target")
+    changes = [e["changes"]["summary"]["to"] for e in answer["timeline"][1:]]
+    assert changes == expected
+    library.close()

@@ -24,9 +24,11 @@ from bourdon.model import (
     row_visibility,
 )
 from bourdon.query.paging import clamp_limit
+from bourdon.query.rowspan import spans
 from bourdon.query.tracediff import Event, Walk
 from bourdon.store.library import Library
 
+Found = tuple[dict[str, Any], Visibility] | None  # the row seen, and its visibility
 SCHEMA: Final = "bourdon.entity-trace/v1"
 DEFAULT_EVENTS: Final = 200
 MAX_EVENTS: Final = 1000
@@ -104,15 +106,31 @@ def _walk(library: Library, agent_id: str, entity: str, access: Access) -> Walk:
         walk.follow(_visible(walk, live, access))
     except (NotFoundError, ManifestError):
         pass
-    try:
-        for state in library.states(agent_id, walk.may_hold):
-            if state.data is None:  # absent, or there without any name the walk follows
-                walk.step(state.version, None)
-                continue
-            found = _visible(walk, state.data, access)
-            walk.step(state.version, *(found or (None, None)))
-    except NotFoundError:
-        pass
+    # The last version's blob and the names then followed, its spans, and what was found.
+    last: tuple[object, object, Found] = (None, None, None)
+    for state in library.states(agent_id):
+        if state.raw is None:
+            walk.step(state.version, None)
+            last = (None, None, None)
+            continue
+        names = walk.names()
+        if (state.blob_id, names) == last[0]:
+            found = last[2]
+        elif not walk.may_hold(state.raw):
+            found, last = None, ((state.blob_id, names), None, None)
+        else:
+            # Most commits change other rows: the same text around every mention (and the same
+            # policy) is the same row, without a parse.
+            key = spans(state.raw, names)
+            if key is not None and (names, key) == last[1]:
+                found = last[2]
+            else:
+                try:
+                    found = _visible(walk, library.parse(state.raw, agent_id), access)
+                except ManifestError:
+                    continue  # a version that does not parse was never served
+            last = ((state.blob_id, names), (names, key) if key is not None else None, found)
+        walk.step(state.version, *(found or (None, None)))
     return walk
 
 

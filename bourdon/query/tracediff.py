@@ -78,11 +78,18 @@ class Walk:
     def __post_init__(self) -> None:
         self._names = {self.query.casefold()}
 
+    def names(self) -> frozenset[str]:
+        """The names followed so far (case-folded)."""
+        return frozenset(self._names)
+
     def may_hold(self, raw: bytes) -> bool:
         """Whether a manifest's bytes may hold the row: a name followed appears in them (or an
         escape, behind which a name could hide)."""
         if b"\\" in raw:
             return True
+        if raw.isascii():
+            lower = raw.lower()
+            return any(name.encode("ascii", "replace") in lower for name in self._names)
         text = raw.decode("utf-8", "replace").casefold()
         return any(name in text for name in self._names)
 

@@ -172,9 +172,13 @@ class Library:
             raise NotFoundError(f"no agent {agent_id!r} in this library; see 'bourdon agents'")
         return versions
 
-    def states(self, agent_id: str, wanted: Callable[[bytes], bool]) -> Iterator[State]:
-        """Every version of the agent's manifest, oldest first, parsed where ``wanted``."""
-        return states(self._history, self._manifests, agent_path(agent_id), wanted)
+    def states(self, agent_id: str) -> Iterator[State]:
+        """Every version of the agent's manifest, oldest first, as bytes (``store.states``)."""
+        return states(self._history, self._manifests, agent_path(agent_id))
+
+    def parse(self, raw: bytes, agent_id: str) -> dict[str, Any]:
+        """A manifest's bytes parsed and validated (through the on-disk cache, no digest)."""
+        return self._manifests.disk_cache.read(raw, what=agent_path(agent_id)).data
 
     def agents_ever(self) -> tuple[list[str], dict[str, int]]:
         """Agents with a manifest now or at any time, and each commit's place among the

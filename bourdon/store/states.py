@@ -1,58 +1,51 @@
 """Every state of one agent's manifest, oldest first, for reads that follow a row through time.
 
-``History`` lists the commits that touched the file (from its cache, one ``git log`` at most);
-each state's blob id is read from its folder's tree, and a blob is read and parsed only when it
-is new and ``wanted`` says its bytes may hold what the caller looks for. A rollback restores an
-earlier blob, so its parse is shared.
+Three git calls whatever the length of the history: the log of the file (from ``History``'s
+cache), the id the file had after each commit (``git log --raw``), and the blobs, read in
+chunks by ``cat-file --batch`` as the walk reaches them. Parsing is the caller's choice
+(``Library.parse``): a row that did not change needs no parse.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
-from bourdon.errors import InputError, ManifestError
+from bourdon.errors import InputError
 from bourdon.model import check_agent_id
 from bourdon.store.history import History, Version
 from bourdon.store.manifests import Manifests
 
 
 class State(NamedTuple):
-    """One version of the file: ``data`` is ``None`` where the file was absent or not wanted;
-    ``present`` says whether it was there at all."""
+    """One version of the file: its blob id and bytes, ``None`` where the file was absent."""
 
     version: Version
-    data: dict[str, Any] | None
-    present: bool
+    blob_id: str | None
+    raw: bytes | None
 
 
-def states(
-    history: History, manifests: Manifests, path: str, wanted: Callable[[bytes], bool]
-) -> Iterator[State]:
-    """The versions of ``path``, oldest first; ``wanted`` is asked as each state is reached,
-    so it may learn from the states before. A version that is not a valid manifest is left
-    out: it was never served."""
+def states(history: History, manifests: Manifests, path: str) -> Iterator[State]:
+    """The versions of ``path``, oldest first."""
     repo = manifests.repo
-    seen: dict[str, dict[str, Any] | None] = {}
-    for entry in reversed(history.log(path)):
+    entries = list(reversed(history.log(path)))
+    ids = repo.file_ids(path)
+    blob_of = [
+        ids[e.commit] if e.commit in ids else repo.object_id(e.commit, path) for e in entries
+    ]
+    blobs = repo.read_blobs(list(dict.fromkeys(b for b in blob_of if b)))
+    read: dict[str, bytes] = {}
+    for entry, blob_id in zip(entries, blob_of, strict=True):
         version = history.version(entry, path)
-        blob_id = repo.object_id(entry.commit, path)
         if blob_id is None:
-            yield State(version, None, False)
+            yield State(version, None, None)
             continue
-        if blob_id in seen and seen[blob_id] is not None:
-            yield State(version, seen[blob_id], True)
-            continue
-        found = repo.read(blob_id)
-        if found is None or found[1] != "blob" or not wanted(found[2]):
-            yield State(version, None, True)
-            continue
-        try:
-            data = manifests.parse(blob_id, found[2], path)
-        except ManifestError:
-            continue
-        seen[blob_id] = data
-        yield State(version, data, True)
+        while blob_id not in read:
+            got = next(blobs, None)
+            if got is None:
+                break
+            read[got[0]] = got[1]
+        yield State(version, blob_id, read.get(blob_id))
 
 
 def agents_named(history: History, folder: str, live: list[str]) -> list[str]:
