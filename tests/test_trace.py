@@ -326,3 +326,24 @@ def test_the_trace_is_the_same_whether_or_not_a_version_is_parsed(tmp_path: Path
     changes = [e["changes"]["summary"]["to"] for e in answer["timeline"][1:]]
     assert changes == expected
     library.close()
+
+
+def test_a_library_adopted_from_the_reference_traces_its_replayed_history(tmp_path: Path) -> None:
+    from tests.test_adopt import two_agents
+
+    two_agents(tmp_path / "lib")  # the reference's layout: agents/, versions/, provenance/
+    with Library.init(tmp_path / "lib") as library:
+        added = trace_entity(library, "NEWTHING")
+        shared = trace_entity(library, "ledgerline")
+    assert [(e["agent_id"], e["kind"], e["op"], e["timestamp"]) for e in added["timeline"]] == [
+        ("alpha", "entity_origin", "commit", "2026-12-01T10:00:02Z"),
+        ("alpha", "removed", "rollback", "2026-12-01T10:00:04Z"),
+    ]
+    assert added["known_by"] == []
+    assert [
+        (e["agent_id"], e["kind"], e["session"], e["transcript"]) for e in shared["timeline"]
+    ] == [
+        ("alpha", "entity_origin", "s-1", "t/1.jsonl"),
+        ("beta", "entity_origin", None, None),
+    ]
+    assert shared["known_by"] == ["alpha", "beta"]

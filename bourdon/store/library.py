@@ -177,8 +177,18 @@ class Library:
         return states(self._history, self._manifests, agent_path(agent_id))
 
     def parse(self, raw: bytes, agent_id: str) -> dict[str, Any]:
-        """A manifest's bytes parsed and validated (through the on-disk cache, no digest)."""
-        return self._manifests.disk_cache.read(raw, what=agent_path(agent_id)).data
+        """A manifest's bytes parsed and validated (through the on-disk cache, no digest), as
+        served: without the rows that do not validate."""
+        found = self._manifests.disk_cache.read(raw, what=agent_path(agent_id))
+        left_out = {(p.section, p.row) for p in found.problems if p.row is not None}
+        if not left_out:
+            return found.data
+        served = dict(found.data)
+        for section in {s for s, _ in left_out if s is not None}:
+            rows = served.get(section)
+            if isinstance(rows, list):
+                served[section] = [r for i, r in enumerate(rows) if (section, i) not in left_out]
+        return served
 
     def agents_ever(self) -> tuple[list[str], dict[str, int]]:
         """Agents with a manifest now or at any time, and each commit's place among the
