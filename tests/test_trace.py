@@ -222,6 +222,11 @@ def test_a_later_name_or_alias_finds_the_whole_history_of_the_row(story: Story) 
 
 
 def test_an_unknown_entity_is_unmatched_not_an_error(story: Story) -> None:
+    from bourdon.errors import InputError
+
+    for bad in ("", "   ", "x" * 513):
+        with pytest.raises(InputError):
+            trace_entity(story.library, bad)
     answer = trace_entity(story.library, "nobody-knows-me")
     assert answer["matched"] is False and answer["name"] == "nobody-knows-me"
     assert (answer["timeline"], answer["attributions"], answer["known_by"]) == ([], [], [])

@@ -23,6 +23,7 @@ from bourdon.model import (
     Visibility,
     row_visibility,
 )
+from bourdon.query.answer import require_text
 from bourdon.query.paging import clamp_limit
 from bourdon.query.rowspan import spans
 from bourdon.query.tracediff import Event, Walk
@@ -50,6 +51,7 @@ def trace_entity(
     200, at most 1,000; the applied value is in ``meta``). An unknown entity is
     ``matched: false``, not an error.
     """
+    entity = require_text(entity, "entity", "trace_entity(entity='ledgerline')").strip()
     access = resolve(access_level, include_private, "team", scope=scope)
     applied = clamp_limit(limit, DEFAULT_EVENTS, MAX_EVENTS)
     agents, order = library.agents_ever()
