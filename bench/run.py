@@ -19,6 +19,7 @@ import bench_recognition
 import bench_server
 import bench_status
 import bench_sync
+import bench_trace
 import bench_walk
 import bench_writes
 
@@ -39,6 +40,7 @@ def main() -> int:
         bench_adopt,
         bench_history,
         bench_walk,
+        bench_trace,
     )
     for module in benches:
         print(f"== {module.__name__}")

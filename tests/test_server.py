@@ -25,6 +25,7 @@ pytestmark = pytest.mark.anyio
 
 # The read tools of the Bourdon tool reference: parameter -> default ("required" if none).
 REFERENCE: dict[str, dict[str, Any]] = {
+    "trace_entity": {"entity": "required", "access_level": "team", "include_private": False},
     "find_entity": {
         "name": "required",
         "access_level": "public",
@@ -195,15 +196,19 @@ async def test_find_entity_offers_near_misses_only_when_nothing_matches_exactly(
     tmp_path: Path,
 ) -> None:
     library = Library.init(tmp_path / "lib")
-    rows = [{"name": n, "visibility": "public"}
-            for n in ("harbor-gateway", "harbor-gatewax", "harbour gateways")]
+    rows = [
+        {"name": n, "visibility": "public"}
+        for n in ("harbor-gateway", "harbor-gatewax", "harbour gateways")
+    ]
     library.commit("a", {"agent": {"type": "other"}, "known_entities": rows})
     async with Client(create_server(library.root, watch=False)) as c:
         exact = await call(c, "find_entity", name="harbor-gateway")
         near = await call(c, "find_entity", name="harbor-gatewyy")
     assert [(m["name"], m["match"]) for m in exact["matches"]] == [("harbor-gateway", "exact")]
     assert [(m["name"], m["match"]) for m in near["matches"]] == [
-        ("harbor-gateway", "fuzzy"), ("harbor-gatewax", "fuzzy")]
+        ("harbor-gateway", "fuzzy"),
+        ("harbor-gatewax", "fuzzy"),
+    ]
     assert near["matches"][0]["score"] >= near["matches"][1]["score"]
 
 
@@ -564,9 +569,21 @@ def http_server(sample_root: Path, tmp_path: Path) -> Iterator[tuple[str, str]]:
     token = MemberRegistry(tmp_path / ".bourdon").add("laptop", "trusted")
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bourdon", "--library", str(sample_root), "serve",
-         "--transport", "http", "--port", str(port)],
-        env=child_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "bourdon",
+            "--library",
+            str(sample_root),
+            "serve",
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+        ],
+        env=child_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         wait_for_port(proc, port)

@@ -90,8 +90,7 @@ def resolve(
     requested = default if access_level is None else access_level
     if requested not in LEVELS:
         raise InputError(
-            f"access_level {requested!r} is not one of public, team, private "
-            "(lower case, exactly)"
+            f"access_level {requested!r} is not one of public, team, private (lower case, exactly)"
         )
     level = Visibility.parse(requested, "access_level")
     warning = None

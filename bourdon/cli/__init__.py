@@ -1,2 +1,1 @@
-"""The bourdon command: the entry point (main), shared helpers, and one module per command group.
-"""
+"""The bourdon command: the entry point (main), shared helpers, and one module per command group."""

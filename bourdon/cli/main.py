@@ -32,6 +32,7 @@ from bourdon.cli import (
     reads,
     serve,
     staging,
+    trace,
     walk,
     writing,
 )
@@ -45,6 +46,7 @@ def register(sub: Any) -> None:
     for group in (
         writing,
         history,
+        trace,
         staging,
         reads,
         walk,

@@ -79,9 +79,7 @@ def _keep_floor_of_changes(result: dict[str, Any], before: Mapping[str, Any]) ->
             continue
         was = _rows(before, section)
         held, had = {id(r) for r in rows}, {id(r) for r in was}
-        floor = {
-            row_key(section, r): row_visibility(r, policy) for r in was if id(r) not in held
-        }
+        floor = {row_key(section, r): row_visibility(r, policy) for r in was if id(r) not in held}
         if not floor:
             continue
         out, changed = [], False

@@ -32,7 +32,6 @@ MIN_FUZZY_LENGTH: Final = 6
 MAX_EDITS: Final = 2
 
 
-
 class AgentPart:
     """The index's lookups over one agent's served rows."""
 

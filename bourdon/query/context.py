@@ -339,8 +339,7 @@ def compile_codex_turn(
             )
         else:
             lines.append(
-                f"- Codex {_clean(item['date'], 32)}: "
-                f"{_clean('; '.join(item['key_actions']), 200)}"
+                f"- Codex {_clean(item['date'], 32)}: {_clean('; '.join(item['key_actions']), 200)}"
             )
     brief = "\n".join(lines) if items else ""
     truncated = len(brief) > chars_cap

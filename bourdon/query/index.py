@@ -238,9 +238,7 @@ class Index:
                             for name, (_, loaded) in self._loaded.items()
                             if loaded.part is not None
                         },
-                        problems={
-                            n: v.problem for n, (_, v) in self._loaded.items() if v.problem
-                        },
+                        problems={n: v.problem for n, (_, v) in self._loaded.items() if v.problem},
                         row_problems={
                             n: v.row_problems
                             for n, (_, v) in self._loaded.items()

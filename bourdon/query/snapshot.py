@@ -181,4 +181,3 @@ class Snapshot:
                 found = Recognizer(tables, previous=previous)
                 self._recognizers[key] = found
             return found
-

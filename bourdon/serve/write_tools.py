@@ -68,8 +68,7 @@ def register_write_tools(server: MCPServer, guard: Guard) -> None:
                 local=caller.transport == "stdio",
             )
 
-        return await guard.run(
-            "commit_to_federation", agent_id, work, writes=True)
+        return await guard.run("commit_to_federation", agent_id, work, writes=True)
 
     @server.tool(annotations=WRITE)
     async def rollback_agent_memory(

@@ -17,7 +17,7 @@ import dataclasses
 import os
 import socket
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from bourdon.store.manifests import Manifests
 from bourdon.store.provenance import Provenance, writer
 from bourdon.store.recovery import Recovery
 from bourdon.store.staging import Clean, StagedWrite, list_staged
+from bourdon.store.states import State, agents_named, states
 from bourdon.store.writelock import WriteLock
 from bourdon.store.writes import Writer, WriteResult
 
@@ -170,6 +171,31 @@ class Library:
         if not versions and agent_id not in self.agent_ids():
             raise NotFoundError(f"no agent {agent_id!r} in this library; see 'bourdon agents'")
         return versions
+
+    def states(self, agent_id: str) -> Iterator[State]:
+        """Every version of the agent's manifest, oldest first, as bytes (``store.states``)."""
+        return states(self._history, self._manifests, agent_path(agent_id))
+
+    def parse(self, raw: bytes, agent_id: str) -> dict[str, Any]:
+        """A manifest's bytes parsed and validated (through the on-disk cache, no digest), as
+        served: without the rows that do not validate."""
+        found = self._manifests.disk_cache.read(raw, what=agent_path(agent_id))
+        left_out = {(p.section, p.row) for p in found.problems if p.row is not None}
+        if not left_out:
+            return found.data
+        served = dict(found.data)
+        for section in {s for s, _ in left_out if s is not None}:
+            rows = served.get(section)
+            if isinstance(rows, list):
+                served[section] = [r for i, r in enumerate(rows) if (section, i) not in left_out]
+        return served
+
+    def agents_ever(self) -> tuple[list[str], dict[str, int]]:
+        """Agents with a manifest now or at any time, and each commit's place among the
+        commits that touched agents' manifests (0: the oldest)."""
+        entries = self._history.log(AGENTS)
+        order = {e.commit: i for i, e in enumerate(reversed(entries))}
+        return agents_named(self._history, AGENTS, self.agent_ids()), order
 
     def explain(self, agent_id: str, wanted: str, level: int | None = None) -> Explanation:
         """Find the write that produced the digest (full or at least 8 hex) and what it changed."""

@@ -173,6 +173,43 @@ class GitRepo:
             entries.append(LogEntry(commit, tuple(parents.split()), int(when), message.strip()))
         return entries
 
+    def file_ids(self, path: str) -> dict[str, str | None]:
+        """The id of ``path`` each commit that touched it left (``None``: it removed it), in
+        one ``git log --raw``, first parent only as ``log``."""
+        if self.head() is None:
+            return {}
+        out = run_git(
+            self.root, "log", "--first-parent", "--raw", "--no-abbrev", "--no-renames",
+            "--no-color", "--format=%x1e%H", self.branch, "--", path,
+        ).decode("utf-8", "replace")  # fmt: skip
+        found: dict[str, str | None] = {}
+        for record in out.split("\x1e")[1:]:
+            commit, _, raw = record.partition("\n")
+            for line in raw.splitlines():
+                fields = line.split("\t", 1)[0].split()
+                if line.startswith(":") and len(fields) >= 5:
+                    found[commit] = None if set(fields[3]) == {"0"} else fields[3]
+        return found
+
+    def read_blobs(self, ids: list[str], chunk: int = 200) -> Iterator[tuple[str, bytes]]:
+        """(id, bytes) of each blob of ``ids``, in order, read ``chunk`` at a time by one
+        ``cat-file --batch`` each (a missing one is left out)."""
+        for start in range(0, len(ids), chunk):
+            wanted = ids[start : start + chunk]
+            out = run_git(
+                self.root, "cat-file", "--batch", stdin="".join(f"{i}\n" for i in wanted).encode()
+            )
+            at = 0
+            while at < len(out):
+                end = out.index(b"\n", at)
+                header = out[at:end].split()
+                at = end + 1
+                if len(header) != 3 or not header[2].isdigit():
+                    continue  # "<id> missing"
+                size = int(header[2])
+                yield header[0].decode("ascii"), out[at : at + size]
+                at += size + 1
+
     def commit_tree(self, commit: str) -> str:
         found = self.read(f"{commit}^{{tree}}")
         if not found:
