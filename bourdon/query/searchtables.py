@@ -1,0 +1,189 @@
+"""Which FTS5 table answers a caller, kept in step with the index one agent at a time.
+
+- A caller who may read every namespace is answered from the shared file's band table of its
+  level (``searchdocs``). Before a search the file is brought up to the index's snapshot: an
+  agent whose digest moved has its documents replaced (one short transaction per agent), an
+  agent gone has them removed, the others are not touched. ``PRAGMA data_version`` tells when
+  another process wrote the file, so a search with nothing new touches no table of it.
+- A caller who reads only some namespaces, or never sees prompts, is answered from a table in
+  memory made of exactly the rows it may see, kept for the next call of the same caller while
+  those agents' digests stay the same: a shared table would rank with other agents' rows.
+- When the file is locked past its busy timeout, or cannot be made at all, the search is
+  answered from such an in-memory table too: slower, never a failure.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Final, NamedTuple
+
+from bourdon.access.visibility import Access
+from bourdon.query.rows import AgentView
+from bourdon.query.searchdocs import (
+    BANDS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    doc_of,
+    insert,
+    rows_of,
+    table_sql,
+)
+from bourdon.query.snapshot import Snapshot
+from bourdon.store.searchfile import is_damage, open_search_file, reset_search_file
+
+KEPT: Final = 8  # in-memory tables kept, one per recent restricted caller
+log = logging.getLogger("bourdon.search")
+
+
+class Table(NamedTuple):
+    conn: sqlite3.Connection
+    name: str
+    lock: threading.Lock  # one statement stream per connection at a time
+
+
+class SearchTables:
+    """The search tables of one library: its shared file and a few in-memory tables."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+        self._synced: tuple[int, object] | None = None  # (data_version, snapshot) in step
+        self._memory: OrderedDict[Hashable, Table] = OrderedDict()
+        self.updated: list[str] = []  # agents whose documents the last sync replaced
+
+    @contextmanager
+    def table_for(self, state: Snapshot, access: Access) -> Iterator[Table]:
+        """The table holding exactly the rows ``access`` may see, locked for the caller."""
+        restricted = access.agents is not None or access.keep_home
+        table = None if restricted else self._shared(state, int(access.level))
+        if table is None:
+            table = self._in_memory(state, access)
+        with table.lock:
+            yield table
+
+    # -- the shared file ---------------------------------------------------------------
+
+    def _shared(self, state: Snapshot, level: int) -> Table | None:
+        with self._lock:
+            try:
+                conn = self._open()
+                self._sync(conn, state)
+            except sqlite3.Error as exc:
+                if is_damage(exc):
+                    log.warning("the search index was damaged (%s); rebuilding it", exc)
+                    self._drop()
+                    try:
+                        conn = self._open()
+                        self._sync(conn, state)
+                    except sqlite3.Error:
+                        self._drop()
+                        return None
+                else:  # locked by another process past the busy timeout
+                    return None
+            return Table(conn, BANDS[level], self._lock)
+
+    def _open(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = open_search_file(self.root, SCHEMA, SCHEMA_VERSION)
+            self._synced = None
+        return self._conn
+
+    def _drop(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        self._conn, self._synced = None, None
+        reset_search_file(self.root)
+
+    def _sync(self, conn: sqlite3.Connection, state: Snapshot) -> None:
+        (version,) = conn.execute("PRAGMA data_version").fetchone()
+        if self._synced is not None and self._synced == (version, state):
+            return
+        stored = dict(conn.execute("SELECT agent, digest FROM agents").fetchall())
+        updated = []
+        for agent in sorted(set(stored) - set(state.parts)):
+            self._replace(conn, agent, None)
+            updated.append(agent)
+        for agent, part in state.parts.items():
+            if stored.get(agent) != part.view.digest:
+                self._replace(conn, agent, part.view)
+                updated.append(agent)
+        self.updated = updated
+        (version,) = conn.execute("PRAGMA data_version").fetchone()
+        self._synced = (version, state)
+
+    @staticmethod
+    def _replace(conn: sqlite3.Connection, agent: str, view: AgentView | None) -> None:
+        """One agent's documents, replaced in one short transaction (removed when ``view`` is
+        None)."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            old = "SELECT id FROM docs WHERE agent = ?"
+            for band in BANDS:
+                conn.execute(f"DELETE FROM {band} WHERE rowid IN ({old})", (agent,))
+            conn.execute("DELETE FROM docs WHERE agent = ?", (agent,))
+            conn.execute("DELETE FROM agents WHERE agent = ?", (agent,))
+            if view is not None:
+                docs = [doc_of(row) for row in rows_of(view)]
+                (start,) = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM docs").fetchone()
+                numbered = list(enumerate(docs, start))
+                conn.executemany(
+                    "INSERT INTO docs(id, agent) VALUES (?, ?)", ((i, agent) for i, _ in numbered)
+                )
+                for level, band in enumerate(BANDS):
+                    insert(conn, band, ((i, d) for i, d in numbered if d.visibility <= level))
+                conn.execute(
+                    "INSERT INTO agents(agent, digest) VALUES (?, ?)", (agent, view.digest)
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    # -- tables in memory --------------------------------------------------------------
+
+    def _in_memory(self, state: Snapshot, access: Access) -> Table:
+        parts = [(a, p) for a, p in state.parts.items() if access.allows_agent(a)]
+        key = (
+            int(access.level),
+            access.agents,
+            access.keep_home,
+            tuple((a, p.view.digest) for a, p in parts),
+        )
+        with self._lock:
+            found = self._memory.get(key)
+            if found is not None:
+                self._memory.move_to_end(key)
+                return found
+        conn = sqlite3.connect(":memory:", check_same_thread=False)
+        conn.execute(table_sql("docs"))
+        docs = (
+            doc_of(row) for _, part in parts for row in rows_of(part.view) if access.allows(row)
+        )
+        insert(conn, "docs", enumerate(docs, 1))
+        conn.commit()
+        table = Table(conn, "docs", threading.Lock())
+        with self._lock:
+            self._memory[key] = table
+            while len(self._memory) > KEPT:
+                self._memory.popitem(last=False)
+        return table
+
+
+_TABLES: dict[Path, SearchTables] = {}
+_TABLES_LOCK = threading.Lock()
+
+
+def tables_of(root: Path) -> SearchTables:
+    """The one ``SearchTables`` of the library at ``root`` in this process."""
+    with _TABLES_LOCK:
+        found = _TABLES.get(root)
+        if found is None:
+            found = _TABLES[root] = SearchTables(root)
+        return found
