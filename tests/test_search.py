@@ -340,3 +340,60 @@ def test_the_cli_prints_the_same_answer(
     assert main(["--library", str(root), "search", '"ledger line"', "--agent", "alpha"]) == 0
     text = capsys.readouterr().out
     assert "**ledger line**" in text and "2026-11-15" in text
+
+
+# -- peers ---------------------------------------------------------------------------------
+
+
+GAMMA = manifest(
+    "gamma",
+    known_entities=[
+        {"name": f"far-ledger-{i}", "summary": "ledger of the far machine", "visibility": "team"}
+        for i in range(3)
+    ]
+    + [{"name": "far-secret", "summary": "ledger kept private", "visibility": "private"}],
+)
+
+
+@pytest.mark.anyio
+async def test_peers_results_are_interleaved_by_rank_and_tagged(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bourdon.access.trust import MemberRegistry
+    from bourdon.federation.peers import Peer
+    from tests.support.served import HttpServer
+
+    far = make_library(tmp_path / "far-lib", sample=False)
+    put(far, GAMMA)
+    far.close()
+    user = tmp_path / "far-user"
+    user.mkdir()
+    peer = HttpServer(tmp_path / "far-lib", user)
+    token = MemberRegistry(peer.home).add("near", "trusted", peer=True)
+    monkeypatch.setenv("SEARCH_PEER_TOKEN", token)
+    peer.start()
+    try:
+        peer.wait()
+        server = create_server(
+            root, watch=False, home=tmp_path / "near-home", peers_file=False,
+            peers=[Peer("far", peer.url, "SEARCH_PEER_TOKEN")], deadlines=(20.0, 20.0),
+        )  # fmt: skip
+        async with Client(server) as client:
+            args = {"query": "ledger", "top_k": 6, "source": "entity"}
+            result = await client.call_tool("search_federation", args)
+            answer = result.structured_content
+            assert answer is not None and not result.is_error
+            agents = [r["metadata"]["agent"] for r in answer["results"]]
+            assert answer["peers_responded"] == 1
+            # local, peer, local, peer...: the peer's scores are on its own scale
+            assert agents[1::2] == ["peer:far:gamma"] * 3
+            assert all(not a.startswith("peer:") for a in agents[0::2])
+            assert "far-secret" not in json.dumps(answer)
+            alone = await client.call_tool("search_federation", {**args, "federation_hop": 1})
+            assert alone.structured_content is not None
+            assert all(
+                not r["metadata"]["agent"].startswith("peer:")
+                for r in alone.structured_content["results"]
+            )
+    finally:
+        peer.stop()
