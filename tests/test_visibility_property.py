@@ -101,6 +101,9 @@ UNPROBED_TOOLS = {
     # Counts and states, never a row's text; what each caller sees of it is in test_status
     # and test_authz.
     "memory_status",
+    # Its own property test (test_search_privacy) compares whole answers with and without the
+    # hidden rows, at every level and as a quarantined caller.
+    "search_federation",
 }
 RESOURCES = {"agent-library://agents"}
 RESOURCE_TEMPLATES = {"agent-library://agents/{agent_id}/memory", "agent-library://entities/{name}"}

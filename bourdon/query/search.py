@@ -7,8 +7,9 @@ the table searched (``searchtables``) before anything is matched, so a row it ma
 weighs in no score, count, order or snippet. ``doc_id`` is the row's id (``rowid``); the
 snippet is the row's own text with the matched words marked ``**like this**``.
 
-Results are ordered by score, then id; a cursor is the last result served (its score and id),
-so paging neither repeats nor skips a row while the library stays the same.
+Results are ordered by score, rows of equal score in one fixed order; a cursor says how many
+results came before its page (and the first page's best score), so the pages of an unchanged
+library neither repeat nor skip a row.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from bourdon.query.answer import meta, optional_agent, require_text
 from bourdon.query.index import Index
 from bourdon.query.paging import parse_since
 from bourdon.query.rowid import KINDS
-from bourdon.query.searchdocs import TEXT_COLUMNS, WEIGHTS
+from bourdon.query.searchdocs import TEXT_COLUMNS
 from bourdon.query.searchquery import fts_query
 from bourdon.query.searchtables import Table, tables_of
 
@@ -117,25 +118,29 @@ def search(
     binding = _binding(text, floor, filters)
     after = _decode(cursor, binding) if cursor not in (None, "") else None
     match = fts_query(text)
-    scored: list[tuple[float, str, int, str, str, str]] = []
     page: list[dict[str, Any]] = []
+    total, more, best = 0, False, 0.0
+    served = 0 if after is None else after[0]
     warnings = [] if match else [f"{text!r} holds no word to search for"]
     if match is not None:
         with tables_of(index.root).table_for(index.state, access) as table:
-            scored = _ranked(table, match, filters, floor)
-            rest = scored if after is None else [r for r in scored if (-r[0], r[1]) > after]
-            page = _results(table, match, rest[:size])
-            more = len(rest) > size
-    else:
-        rest, more = [], False
-    last = rest[size - 1] if more else None
+            where, args = _where(table.name, match, filters)
+            total = table.conn.execute(
+                f"SELECT count(*) FROM {table.name} WHERE {where}", args
+            ).fetchone()[0]
+            ranked = _ranked(table, where, args, served, size + 1)
+            best = ranked[0][0] if served == 0 and ranked else (after or (0, 0.0))[1]
+            kept = [r for r in ranked if r[0] >= floor * best]
+            page = _results(table, match, kept[:size])
+            more = len(kept) > size
+    next_cursor = _encode(binding, served + size, best) if more else None
     return {
         "query": text,
-        "total_matches": len(scored),
+        "total_matches": total,
         "results": page,
         "truncated": more,
         "has_more": more,
-        "next_cursor": _encode(binding, last[0], last[1]) if last is not None else None,
+        "next_cursor": next_cursor,
         "meta": meta(
             index,
             access,
@@ -144,7 +149,7 @@ def search(
             min_score=floor,
             filters={k: v for k, v in filters.items() if v is not None},
             returned=len(page),
-            total_matches=len(scored),
+            total_matches=total,
             truncated=more,
             ranking="bm25",
             warnings=warnings,
@@ -152,50 +157,52 @@ def search(
     }
 
 
-def _ranked(
-    table: Table, match: str, filters: dict[str, str | None], floor: float
-) -> list[tuple[float, str, int, str, str, str]]:
-    """Every matching document over ``floor``: (score, id, rowid, kind, agent, label)."""
-    name = table.name
+def _where(name: str, match: str, filters: dict[str, str | None]) -> tuple[str, list[object]]:
     where = [f"{name} MATCH ?"]
     args: list[object] = [match]
-    for column, op in (("kind", "="), ("agent", "="), ("since", ">="), ("until", "<=")):
-        value = filters[column]
-        if value is not None:
-            where.append(f"{'date' if column in ('since', 'until') else column} {op} ?")
-            args.append(value)
+    for key, column, op in (
+        ("kind", "kind", "="),
+        ("agent", "agent", "="),
+        ("since", "date", ">="),
+        ("until", "date", "<="),
+    ):
+        if filters[key] is not None:
+            where.append(f"{column} {op} ?")
+            args.append(filters[key])
     if filters["since"] or filters["until"]:
         where.append("date != ''")
-    weights = ", ".join(str(w) for w in WEIGHTS)
+    return " AND ".join(where), args
+
+
+def _ranked(
+    table: Table, where: str, args: list[object], offset: int, count: int
+) -> list[tuple[float, int]]:
+    """``count`` matches from the ``offset``-th, best first: (score, rowid).
+
+    FTS5 ranks them and reads only the rows it returns; rows of equal score come in the order
+    they were added, so every page of an unchanged library is cut from the same list.
+    """
     sql = (
-        f"SELECT -bm25({name}, {weights}), doc_id, rowid, kind, agent, label FROM {name} "
-        f"WHERE {' AND '.join(where)}"
+        f"SELECT -rank, rowid FROM {table.name} WHERE {where} ORDER BY rank, rowid LIMIT ? OFFSET ?"
     )
-    rows = table.conn.execute(sql, args).fetchall()
-    # FTS5 gives a word found in more than half the rows almost no weight (1e-6), so scores
-    # have no fixed scale: min_score is a share of the best score, as the reference's
-    # cosine scores were a share of a perfect match.
-    best = max((r[0] for r in rows), default=0.0)
-    rows = [r for r in rows if r[0] >= floor * best]
-    rows.sort(key=lambda r: (-r[0], r[1]))
-    return rows
+    return table.conn.execute(sql, [*args, count, offset]).fetchall()
 
 
-def _results(
-    table: Table, match: str, chosen: list[tuple[float, str, int, str, str, str]]
-) -> list[dict[str, Any]]:
+def _results(table: Table, match: str, chosen: list[tuple[float, int]]) -> list[dict[str, Any]]:
+    """The results of the ``(score, rowid)`` chosen: ids, labels, snippets, matched fields."""
     if not chosen:
         return []
     name = table.name
     marks = ", ".join(f"highlight({name}, {5 + i}, '{_HIT}', '')" for i in range(len(TEXT_COLUMNS)))
     sql = (
-        f"SELECT rowid, snippet({name}, -1, '**', '**', '…', {SNIPPET_WORDS}), {marks} "
+        f"SELECT rowid, doc_id, kind, agent, label, "
+        f"snippet({name}, -1, '**', '**', '…', {SNIPPET_WORDS}), {marks} "
         f"FROM {name} WHERE {name} MATCH ? AND rowid IN ({','.join('?' * len(chosen))})"
     )
-    found = {r[0]: r[1:] for r in table.conn.execute(sql, [match, *(c[2] for c in chosen)])}
+    found = {r[0]: r[1:] for r in table.conn.execute(sql, [match, *(c[1] for c in chosen)])}
     out = []
-    for score, doc_id, rowid, kind, agent, label in chosen:
-        snippet, *columns = found.get(rowid, ("",))
+    for score, rowid in chosen:
+        doc_id, kind, agent, label, snippet, *columns = found[rowid]
         matched = [
             FIELDS[c]
             for c, text in zip(TEXT_COLUMNS, columns, strict=False)
@@ -227,13 +234,14 @@ def _binding(text: str, floor: float, filters: dict[str, str | None]) -> str:
     return hashlib.blake2b(blob.encode(), digest_size=6).hexdigest()
 
 
-def _encode(binding: str, score: float, doc_id: str) -> str:
-    raw = json.dumps({"k": "search", "b": binding, "s": score, "d": doc_id})
+def _encode(binding: str, served: int, best: float) -> str:
+    raw = json.dumps({"k": "search", "b": binding, "n": served, "best": best})
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def _decode(cursor: object, binding: str) -> tuple[float, str]:
-    """The (negated score, id) a page starts after; a cursor of another query is a 400."""
+def _decode(cursor: object, binding: str) -> tuple[int, float]:
+    """How many results came before the page, and the best score of the first page (which
+    min_score is a share of); a cursor of another query is a 400."""
     bad = InputError("cursor is not one this search gave; pass next_cursor as it came")
     if not isinstance(cursor, str):
         raise bad
@@ -245,7 +253,9 @@ def _decode(cursor: object, binding: str) -> tuple[float, str]:
         raise bad
     if data.get("b") != binding:
         raise InputError("cursor belongs to another query or other filters; start again")
-    score, doc_id = data.get("s"), data.get("d")
-    if isinstance(score, bool) or not isinstance(score, int | float) or not isinstance(doc_id, str):
+    served, best = data.get("n"), data.get("best")
+    if isinstance(served, bool) or not isinstance(served, int) or not 0 <= served <= 100_000:
         raise bad
-    return (-float(score), doc_id)
+    if isinstance(best, bool) or not isinstance(best, int | float):
+        raise bad
+    return (served, float(best))

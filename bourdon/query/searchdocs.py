@@ -12,6 +12,7 @@ rows it may see. A table made in memory for one caller holds just that caller's 
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import Final, NamedTuple
@@ -20,7 +21,7 @@ from bourdon.query.rowid import AnyRow, kind_of, row_id
 from bourdon.query.rows import AgentView, EntityRow, NoteRow, SessionRow, WorkstreamRow
 
 BANDS: Final = ("band0", "band1", "band2")
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 # bm25() takes one weight per column, the unindexed ones included (they never match).
 COLUMNS: Final = ("doc_id", "kind", "agent", "label", "date", "title", "tags", "body")
 TEXT_COLUMNS: Final = ("title", "tags", "body")
@@ -36,14 +37,22 @@ def table_sql(name: str, temp: bool = False) -> str:
     )
 
 
-# Rows of the shared file: ``docs`` names each document's agent, so one agent's documents
-# are removed by rowid from every band; ``agents`` says which digest each agent's came from.
+def rank_sql(name: str) -> str:
+    """``ORDER BY rank`` ranks with the weights (FTS5 then reads only the rows it returns)."""
+    weights = ", ".join(str(w) for w in WEIGHTS)
+    return f"INSERT INTO {name}({name}, rank) VALUES ('rank', 'bm25({weights})')"
+
+
+# Rows of the shared file: ``docs`` names each document's agent and version (``doc_key``), so
+# an agent's changed documents are found and replaced by rowid in every band; ``agents`` says
+# which digest each agent's documents came from.
 SCHEMA: Final = "\n".join(
     [
-        "CREATE TABLE docs (id INTEGER PRIMARY KEY, agent TEXT NOT NULL);",
+        "CREATE TABLE docs (id INTEGER PRIMARY KEY, agent TEXT NOT NULL, key TEXT NOT NULL);",
         "CREATE INDEX docs_agent ON docs(agent);",
         "CREATE TABLE agents (agent TEXT PRIMARY KEY, digest TEXT NOT NULL);",
         *(table_sql(band) + ";" for band in BANDS),
+        *(rank_sql(band) + ";" for band in BANDS),
     ]
 )
 
@@ -86,6 +95,12 @@ def doc_of(row: AnyRow) -> Doc:
     return Doc(
         str(rid), kind, row.agent, rid.label, str(date)[:10], title, tags, body, row.visibility
     )
+
+
+def doc_key(doc: Doc) -> str:
+    """What tells two versions of a document apart: a changed row is removed and added."""
+    text = "\x1f".join(str(part) for part in doc)
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
 def rows_of(view: AgentView) -> Iterator[AnyRow]:

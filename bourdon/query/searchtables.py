@@ -29,8 +29,10 @@ from bourdon.query.searchdocs import (
     BANDS,
     SCHEMA,
     SCHEMA_VERSION,
+    doc_key,
     doc_of,
     insert,
+    rank_sql,
     rows_of,
     table_sql,
 )
@@ -120,24 +122,29 @@ class SearchTables:
 
     @staticmethod
     def _replace(conn: sqlite3.Connection, agent: str, view: AgentView | None) -> None:
-        """One agent's documents, replaced in one short transaction (removed when ``view`` is
+        """One agent's documents brought up to ``view`` in one short transaction: those that
+        changed removed, the new ones added, the rest untouched (all removed when ``view`` is
         None)."""
+        docs = {doc_key(d): d for d in map(doc_of, rows_of(view))} if view is not None else {}
         conn.execute("BEGIN IMMEDIATE")
         try:
-            old = "SELECT id FROM docs WHERE agent = ?"
+            stored = conn.execute("SELECT id, key FROM docs WHERE agent = ?", (agent,)).fetchall()
+            gone = [(i,) for i, key in stored if key not in docs]
+            kept = {key for _, key in stored}
             for band in BANDS:
-                conn.execute(f"DELETE FROM {band} WHERE rowid IN ({old})", (agent,))
-            conn.execute("DELETE FROM docs WHERE agent = ?", (agent,))
+                conn.executemany(f"DELETE FROM {band} WHERE rowid = ?", gone)
+            conn.executemany("DELETE FROM docs WHERE id = ?", gone)
+            added = [(key, d) for key, d in docs.items() if key not in kept]
+            (start,) = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM docs").fetchone()
+            numbered = [(i, key, d) for i, (key, d) in enumerate(added, start)]
+            conn.executemany(
+                "INSERT INTO docs(id, agent, key) VALUES (?, ?, ?)",
+                ((i, agent, key) for i, key, _ in numbered),
+            )
+            for level, band in enumerate(BANDS):
+                insert(conn, band, ((i, d) for i, _, d in numbered if d.visibility <= level))
             conn.execute("DELETE FROM agents WHERE agent = ?", (agent,))
             if view is not None:
-                docs = [doc_of(row) for row in rows_of(view)]
-                (start,) = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM docs").fetchone()
-                numbered = list(enumerate(docs, start))
-                conn.executemany(
-                    "INSERT INTO docs(id, agent) VALUES (?, ?)", ((i, agent) for i, _ in numbered)
-                )
-                for level, band in enumerate(BANDS):
-                    insert(conn, band, ((i, d) for i, d in numbered if d.visibility <= level))
                 conn.execute(
                     "INSERT INTO agents(agent, digest) VALUES (?, ?)", (agent, view.digest)
                 )
@@ -163,6 +170,7 @@ class SearchTables:
                 return found
         conn = sqlite3.connect(":memory:", check_same_thread=False)
         conn.execute(table_sql("docs"))
+        conn.execute(rank_sql("docs"))
         docs = (
             doc_of(row) for _, part in parts for row in rows_of(part.view) if access.allows(row)
         )

@@ -81,7 +81,6 @@ REFERENCE_ONLY_TOOLS = {
     "list_skills",
     "propose_consensus",
     "propose_skill",
-    "search_federation",
     "trace_entity",
     "vote_consensus",
 }
