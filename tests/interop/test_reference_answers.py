@@ -172,6 +172,7 @@ async def drive(client: Client, run: Run) -> None:
     await ask("compile_codex_turn", "compile_codex_turn", prompt=PROMPT, cwd="/src/ledgerline")
     await ask("export_agents", "export_agents")
     await ask("describe_caller", "describe_caller")
+    await ask("search_federation", "search_federation", query="partitions", top_k=10)
 
     for t in (await client.list_tools()).tools:
         hints = t.annotations.model_dump(exclude_none=True) if t.annotations else {}
@@ -243,7 +244,7 @@ LABELS = [
     "list_recent_work", "list_workstreams", "list_notes", "list_memory_versions",
     "explain known", "explain unknown", "stale write", "rollback", "list_memory_versions after",
     "find_entity after", "prepare_recognition_context", "get_deeper_context",
-    "compile_codex_turn", "export_agents", "describe_caller",
+    "compile_codex_turn", "export_agents", "describe_caller", "search_federation",
     "agent-library://agents", f"agent-library://agents/{BETA}/memory",
 ]  # fmt: skip
 
