@@ -399,3 +399,20 @@ async def test_peers_results_are_interleaved_by_rank_and_tagged(
             )
     finally:
         peer.stop()
+
+
+def test_a_file_damaged_while_open_is_answered_from_memory_then_rebuilt(
+    root: Path, index: Index
+) -> None:
+    before = find(index, "ledger")
+    path = search_file(root)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    with path.open("r+b") as fh:  # overwritten under the open connection, change counter too
+        fh.seek(24)
+        fh.write(b"\xff" * (path.stat().st_size - 24))
+    assert find(index, "ledger") == before
+    assert find(index, "ledger") == before
+    with sqlite3.connect(path) as check:
+        assert check.execute("PRAGMA quick_check").fetchone() == ("ok",)

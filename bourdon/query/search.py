@@ -18,6 +18,7 @@ import base64
 import binascii
 import hashlib
 import json
+import sqlite3
 from typing import Any, Final
 
 from bourdon.access.visibility import OPEN, Access, Scope, resolve
@@ -123,16 +124,16 @@ def search(
     served = 0 if after is None else after[0]
     warnings = [] if match else [f"{text!r} holds no word to search for"]
     if match is not None:
-        with tables_of(index.root).table_for(index.state, access) as table:
-            where, args = _where(table.name, match, filters)
-            total = table.conn.execute(
-                f"SELECT count(*) FROM {table.name} WHERE {where}", args
-            ).fetchone()[0]
-            ranked = _ranked(table, where, args, served, size + 1)
-            best = ranked[0][0] if served == 0 and ranked else (after or (0, 0.0))[1]
-            kept = [r for r in ranked if r[0] >= floor * best]
-            page = _results(table, match, kept[:size])
-            more = len(kept) > size
+        tables = tables_of(index.root)
+        try:
+            with tables.table_for(index.state, access) as table:
+                total, ranked, page = _answer(table, match, filters, served, size, floor, after)
+        except sqlite3.DatabaseError as exc:  # the file went bad under the search
+            tables.damaged(exc)
+            with tables.table_for(index.state, access, memory=True) as table:
+                total, ranked, page = _answer(table, match, filters, served, size, floor, after)
+        more = len(ranked) > size
+        best = ranked[0][0] if served == 0 and ranked else (after or (0, 0.0))[1]
     next_cursor = _encode(binding, served + size, best) if more else None
     return {
         "query": text,
@@ -155,6 +156,26 @@ def search(
             warnings=warnings,
         ),
     }
+
+
+def _answer(
+    table: Table,
+    match: str,
+    filters: dict[str, str | None],
+    served: int,
+    size: int,
+    floor: float,
+    after: tuple[int, float] | None,
+) -> tuple[int, list[tuple[float, int]], list[dict[str, Any]]]:
+    """The count of matches, the ranked rows kept (one more than a page) and the page."""
+    where, args = _where(table.name, match, filters)
+    (total,) = table.conn.execute(
+        f"SELECT count(*) FROM {table.name} WHERE {where}", args
+    ).fetchone()
+    ranked = _ranked(table, where, args, served, size + 1)
+    best = ranked[0][0] if served == 0 and ranked else (after or (0, 0.0))[1]
+    kept = [r for r in ranked if r[0] >= floor * best]
+    return int(total), kept, _results(table, match, kept[:size])
 
 
 def _where(name: str, match: str, filters: dict[str, str | None]) -> tuple[str, list[object]]:

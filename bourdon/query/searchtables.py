@@ -61,9 +61,12 @@ class SearchTables:
         self.updated: list[str] = []  # agents whose documents the last sync replaced
 
     @contextmanager
-    def table_for(self, state: Snapshot, access: Access) -> Iterator[Table]:
-        """The table holding exactly the rows ``access`` may see, locked for the caller."""
-        restricted = access.agents is not None or access.keep_home
+    def table_for(
+        self, state: Snapshot, access: Access, *, memory: bool = False
+    ) -> Iterator[Table]:
+        """The table holding exactly the rows ``access`` may see, locked for the caller
+        (``memory``: made in memory, whoever the caller)."""
+        restricted = access.agents is not None or access.keep_home or memory
         table = None if restricted else self._shared(state, int(access.level))
         if table is None:
             table = self._in_memory(state, access)
@@ -90,6 +93,13 @@ class SearchTables:
                 else:  # locked by another process past the busy timeout
                     return None
             return Table(conn, BANDS[level], self._lock)
+
+    def damaged(self, exc: sqlite3.DatabaseError) -> None:
+        """A search found the file damaged while reading it: the next one makes it again."""
+        if is_damage(exc):
+            log.warning("the search index was damaged (%s); rebuilding it", exc)
+            with self._lock:
+                self._drop()
 
     def _open(self) -> sqlite3.Connection:
         if self._conn is None:
