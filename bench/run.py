@@ -16,6 +16,7 @@ import bench_history
 import bench_library
 import bench_peers
 import bench_recognition
+import bench_search
 import bench_server
 import bench_status
 import bench_sync
@@ -32,6 +33,7 @@ def main() -> int:
         bench_coldstart,
         bench_writes,
         bench_recognition,
+        bench_search,
         bench_freshness,
         bench_peers,
         bench_export,

@@ -356,6 +356,8 @@ MATRIX: list[tuple[str, Spec, tuple[Any, ...]]] = [
     ("commit not granted", tool("commit_to_federation", agent_id=VAULT, notes=note("matrix {CALLER}")), (L, L, D, D, U, U)),
     ("describe_caller", tool("describe_caller"), (A, A, A, A, U, U)),
     ("memory_status", tool("memory_status"), (A, A, A, A, U, U)),
+    ("search_federation", tool("search_federation", query=SHARED), (A, A, A, A, U, U)),
+    ("search_federation not granted", tool("search_federation", query=SHARED, agent=VAULT), (A, A, D, D, U, U)),
     ("resource agents", resource("agent-library://agents"), (A, A, A, A, U, U)),
     ("resource memory granted", resource(f"agent-library://agents/{ATLAS}/memory"), (A, A, A, D, U, U)),
     ("resource memory not granted", resource(f"agent-library://agents/{VAULT}/memory"), (A, A, D, D, U, U)),
@@ -368,6 +370,9 @@ MATRIX: list[tuple[str, Spec, tuple[Any, ...]]] = [
 
 # Extra reads aimed at the canaries (all allowed for every member; answers filtered).
 CANARY_PROBES: list[Spec] = [
+    tool("search_federation", query=f"{SHARED} {CAN['entsummary']} {CAN['sharedsummary']}", top_k=50),
+    tool("search_federation", query=f"{CAN['teamsummary']} {CAN['notetext']} {CAN['action']}", access_level="team"),
+    tool("search_federation", query=f"{PRIV['entsummary']} {PRIV['notetext']}", access_level="private", include_private=True),
     tool("find_entity", name=CAN["entpub"]),
     tool("find_entity", name=CAN["entpub"], access_level="team"),
     tool("find_entity", name=CAN["entpub"][:-1] + "q", access_level="team"),  # a near miss

@@ -26,6 +26,13 @@ pytestmark = pytest.mark.anyio
 # The read tools of the Bourdon tool reference: parameter -> default ("required" if none).
 REFERENCE: dict[str, dict[str, Any]] = {
     "trace_entity": {"entity": "required", "access_level": "team", "include_private": False},
+    "search_federation": {
+        "query": "required",
+        "top_k": 5,
+        "min_score": 0.01,
+        "source": None,
+        "access_level": "team",
+    },
     "find_entity": {
         "name": "required",
         "access_level": "public",

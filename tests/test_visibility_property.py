@@ -107,6 +107,9 @@ UNPROBED_TOOLS = {
     # (answers equal to those of the library without the hidden rows), walk included.
     "expand_neighbors",
     "fetch_slice",
+    # Its own property test (test_search_privacy) compares whole answers with and without the
+    # hidden rows, at every level and as a quarantined caller.
+    "search_federation",
 }
 RESOURCES = {"agent-library://agents"}
 RESOURCE_TEMPLATES = {"agent-library://agents/{agent_id}/memory", "agent-library://entities/{name}"}

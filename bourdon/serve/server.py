@@ -27,6 +27,7 @@ from bourdon.serve.guard import Guard
 from bourdon.serve.history_tools import register_history_tools
 from bourdon.serve.read_tools import register_read_tools
 from bourdon.serve.resources import register_resources
+from bourdon.serve.search_tools import register_search_tools
 from bourdon.serve.status_tool import register_status_tool
 from bourdon.serve.trace_tools import register_trace_tools
 from bourdon.serve.turn_tools import register_turn_tools
@@ -136,6 +137,7 @@ def create_server(
     register_read_tools(server, guard)
     register_history_tools(server, guard)
     register_trace_tools(server, guard)
+    register_search_tools(server, guard)
     register_turn_tools(server, guard)
     register_walk_tools(server, guard)
     register_caller_tool(server, guard)

@@ -1,0 +1,83 @@
+"""``bourdon search QUERY``: full-text search over the library, for people and scripts.
+
+It answers from the function the MCP tool ``search_federation`` calls
+(``bourdon.query.search``), in-process: ``--json`` prints the very dict the tool returns
+(local rows only: the CLI never asks peers).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from bourdon.cli import output
+
+
+def register(sub: Any) -> None:
+    from bourdon.cli.shared import add_json
+
+    p = sub.add_parser("search", help="full-text search over every agent's rows (BM25)")
+    p.add_argument("query", metavar="QUERY", help='words, "a phrase", or a prefix*')
+    p.add_argument("--agent", metavar="AGENT", help="only this agent's rows")
+    p.add_argument(
+        "--kind", choices=("entity", "session", "workstream", "note"), help="only rows of a kind"
+    )
+    p.add_argument("--since", metavar="DATE", help="only rows dated on or after (ISO date)")
+    p.add_argument("--until", metavar="DATE", help="only rows dated on or before (ISO date)")
+    p.add_argument("--limit", type=int, metavar="N", help="results (default 5, max 50)")
+    p.add_argument("--cursor", metavar="C", help="next_cursor of a previous page")
+    p.add_argument(
+        "--access-level",
+        choices=("public", "team", "private"),
+        default="team",
+        help="the widest visibility to search (default: team)",
+    )
+    p.add_argument("--private", action="store_true", help="search private rows too")
+    add_json(p)
+    p.set_defaults(func=cmd_search)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from bourdon.cli.shared import library_path, report_recovery
+    from bourdon.query.index import Index
+    from bourdon.query.search import search_federation
+    from bourdon.store.library import Library
+
+    root = library_path(args)
+    library = Library.open(root)  # says clearly when this is not a library, and reconciles
+    report_recovery(library)
+    library.close()
+    index = Index(root.absolute())
+    index.refresh()
+    private = args.private or args.access_level == "private"
+    level, include_private = ("private", True) if private else (args.access_level, False)
+    answer = search_federation(
+        index,
+        args.query,
+        access_level=level,
+        include_private=include_private,
+        agent=args.agent,
+        kind=args.kind,
+        since=args.since,
+        until=args.until,
+        limit=args.limit,
+        cursor=args.cursor,
+    )
+    if args.json:
+        output.print_json(answer)
+        return 0
+    for warning in answer["meta"]["warnings"]:
+        output.error(f"warning: {warning}")
+    if not answer["results"]:
+        print(f"Nothing matches {args.query!r}.")
+        return 0
+    for result in answer["results"]:
+        data = result["metadata"]
+        label = data.get("name") or data.get("date") or ""
+        print(f"{result['score']:>8.3f}  {result['source']:<10} {data['agent']:<16} {label}")
+        print(f"          {result['snippet']}")
+    shown = len(answer["results"])
+    print(f"{shown} of {answer['total_matches']} matches.")
+    if answer["has_more"]:
+        print(f"More: --cursor {answer['next_cursor']}")
+    return 0
