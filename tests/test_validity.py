@@ -148,7 +148,12 @@ def test_the_day_boundary_is_honoured_while_the_index_keeps_running(tmp_path: Pa
 SUCCESSION = {
     "claude-code": {
         "known_entities": [
-            {"name": "Lantern", "type": "project", "summary": "the first app", "visibility": "team"},
+            {
+                "name": "Lantern",
+                "type": "project",
+                "summary": "the first app",
+                "visibility": "team",
+            },
             {
                 "name": "Orchard",
                 "type": "project",

@@ -75,7 +75,6 @@ ALLOWED: dict[tuple[str, str], str] = {
 # follows; they are not part of this comparison.
 REFERENCE_ONLY_TOOLS = {
     "capture_clip",
-    "compile_turn",
     "get_skill",
     "ingest_meeting",
     "list_skills",
@@ -171,6 +170,7 @@ async def drive(client: Client, run: Run) -> None:
     await ask("prepare_recognition_context", "prepare_recognition_context", prompt=PROMPT)
     await ask("get_deeper_context", "get_deeper_context", prompt=PROMPT)
     await ask("compile_codex_turn", "compile_codex_turn", prompt=PROMPT, cwd="/src/ledgerline")
+    await ask("compile_turn", "compile_turn", prompt=PROMPT, cwd="/src/ledgerline")
     await ask("export_agents", "export_agents")
     await ask("describe_caller", "describe_caller")
 
@@ -244,7 +244,7 @@ LABELS = [
     "list_recent_work", "list_workstreams", "list_notes", "list_memory_versions",
     "explain known", "explain unknown", "stale write", "rollback", "list_memory_versions after",
     "find_entity after", "prepare_recognition_context", "get_deeper_context",
-    "compile_codex_turn", "export_agents", "describe_caller",
+    "compile_codex_turn", "compile_turn", "export_agents", "describe_caller",
     "agent-library://agents", f"agent-library://agents/{BETA}/memory",
 ]  # fmt: skip
 
