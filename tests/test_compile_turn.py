@@ -245,3 +245,23 @@ def test_compile_turn_over_the_real_mcp_client(tmp_path: Path) -> None:
     ]
     assert bad.is_error
     assert "markdown, json, xml" in bad.content[0].text
+
+
+def test_bourdon_turn_prints_the_brief_and_refuses_an_unknown_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bourdon.cli.main import main
+
+    root = tmp_path / "library"
+    make_library(root).close()
+    args = ["--library", str(root), "turn", "tune the rapidfuzz thresholds"]
+    assert main([*args, "--format", "compact", "--agent", "cursor"]) == 0
+    printed = capsys.readouterr().out.strip()
+    assert printed.startswith("[bourdon context, to weigh: rapidfuzz (entity;")
+    assert "\n" not in printed
+    assert main([*args, "--cwd", LEDGERLINE_DIR, "--max-items", "2", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert kinds_and_names(answer) == [("entity", "ledgerline"), ("entity", "rapidfuzz")]
+    assert answer["meta"]["max_items"] == 2
+    assert main([*args, "--format", "toml"]) == 2
+    assert "markdown, json, xml, compact, brief, yaml" in capsys.readouterr().err

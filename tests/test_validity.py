@@ -136,13 +136,16 @@ def test_the_day_boundary_is_honoured_while_the_index_keeps_running(tmp_path: Pa
     assert named(index, prompt) == ["Kestrel Gateway"]
     generation = index.generation
     clock.day = date(2026, 7, 1)  # midnight passes; no file changed
+    # At once, before the new day's tables are made: the ended row is no longer recognised.
     assert named(index, prompt) == []
     assert reads.find_entity(index, "Kestrel Gateway", "team")["matches"][0]["expired"] is True
+    assert index.refresh() is False  # waits for the new day's tables: the files did not move
+    assert index.state.day == "2026-07-01"
+    assert named(index, prompt) == []
     clock.day = date(2026, 9, 1)
-    assert named(index, prompt) == ["Quillback Search"]
-    assert index.generation == generation  # the same files: nothing was re-read
     assert index.refresh() is False
     assert named(index, prompt) == ["Quillback Search"]
+    assert index.generation == generation  # the same files: nothing was re-read
 
 
 SUCCESSION = {

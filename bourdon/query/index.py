@@ -15,10 +15,10 @@ agent, and replaces it whole when the files change:
 - ``is_stale()`` says whether the files moved since the current snapshot was read: a call that
   must see a change made before it arrived runs ``refresh()`` off the event loop first.
 - Validity (``bourdon.query.validity``) is judged for one UTC day, ``today()`` from the clock the
-  index was given. Each snapshot records the day it was made for; the first recognition or
-  ``lifecycle`` call of a new day swaps in the same parts judged for that day (no file is
-  read; the recognizer it needs is made then, once), so a row whose ``valid_to`` passed at
-  midnight leaves recognition without a restart.
+  index was given. Each snapshot records the day it was made for; the first call of a new day
+  starts a background refresh that judges the same parts for it (no file is read) and makes
+  the recognizers callers used. Until it is swapped in, recognition drops the rows that ended
+  (``lifecycle()`` is always today's), so no turn waits and none sees an expired row.
 
 Manifests are read as ``reading.read_manifest`` reads them: whatever the Bourdon L5 schema accepts
 is served. A row that does not validate is left out and reported in ``row_problems`` (the rest
@@ -94,7 +94,6 @@ class Index:
         self._dirty = True
         self._checked = 0.0
         self._building = threading.Lock()  # one refresh at a time
-        self._rolling = threading.Lock()  # one new-day snapshot at a time
         self._soon = threading.Lock()  # guards the background refresher's two flags
         self._running = False
         self._again = False
@@ -163,22 +162,19 @@ class Index:
 
     def lifecycle(self) -> Lifecycle:
         """Today and the ``supersedes`` links of the current snapshot."""
-        return self.today_state().lifecycle
+        state, day = self.today_state(), self.today()
+        return state.lifecycle if state.day == day else state.lifecycle.on(day)
 
     def today(self) -> str:
         """The day validity is judged for, ``YYYY-MM-DD``, from the index's clock."""
         return self.clock().isoformat()
 
     def today_state(self) -> Snapshot:
-        """The current snapshot, swapped for one of today first when the day changed."""
+        """The current snapshot; on a new day, a background refresh judges it for today."""
         state = self.state
-        day = self.today()
-        if state.day == day:
-            return state
-        with self._rolling:
-            if self.state.day != day:
-                self.state = self.state.for_day(day)
-            return self.state
+        if state.day != self.today():
+            self.refresh_soon()
+        return state
 
     def row_warnings(self, level: int, agents: frozenset[str] | None = None) -> list[str]:
         return self.state.row_warnings(level, agents)
@@ -256,6 +252,10 @@ class Index:
             marker = self._change_marker()
             self._checked = time.monotonic()
             if not self._dirty and marker == self._marker:
+                if self.state.day != self.today():  # a new day: the same files judged for it
+                    new = self.state.for_day(self.today())
+                    new.carry_recognizers(self.state)
+                    self.state = new
                 return False
             self._dirty = False
             with _no_gc_pauses():

@@ -143,7 +143,7 @@ def list_notes(
         "include_private": include_private,
         "limit": limit,
         "cursor": cursor,
-        "notes": [note_dict(n, index.today_state().day) for n in chosen],
+        "notes": [note_dict(n, index.today()) for n in chosen],
         "next_cursor": next_cursor,
         "has_more": more,
         "meta": facts,
@@ -177,7 +177,7 @@ def list_workstreams(
         and (agent_id is None or w.agent == agent_id)
         and (not status or w.status == status)
     ]
-    merged = merge_workstreams(rows, index.today_state().day)
+    merged = merge_workstreams(rows, index.today())
     return {
         "status": status,
         "agent": agent_id,

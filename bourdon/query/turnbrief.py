@@ -104,14 +104,16 @@ def entity_candidates(turn: Turn) -> list[Candidate]:
 def session_candidates(turn: Turn) -> list[Candidate]:
     """Recent sessions in the working folder, or about an entity the prompt names."""
     named = {fold(m["name"]) for m in turn.matches}
-    found = []
+    found: list[Candidate] = []
+    if not named and not turn.cwd:
+        return found
     for s in turn.index.sessions:  # newest first
         if not turn.access.allows(s):
             continue
         parts = []
         if turn.cwd and s.cwd == turn.cwd:
             parts.append(("same folder", SESSION_HERE))
-        about = [f for f in s.project_focus if fold(f) in named]
+        about = [f for f in s.project_focus if fold(f) in named] if named else []
         if about:
             parts.append(("about a named entity", SESSION_ABOUT if not parts else 10.0))
         if not parts:
