@@ -103,11 +103,11 @@ class _HeldRebuild:
         self.go = threading.Event()
         warm = AgentPart.warm
 
-        def held(part: AgentPart, level: int) -> None:
+        def held(part: AgentPart, level: int, day: str) -> None:
             self.entered.set()
             if not self.go.wait(HANG_GUARD):
                 raise AssertionError("the test never released the rebuild")
-            warm(part, level)
+            warm(part, level, day)
 
         monkeypatch.setattr(AgentPart, "warm", held)
 

@@ -88,6 +88,7 @@ PROBED_TOOLS = {
     "prepare_recognition_context",
     "get_deeper_context",
     "compile_codex_turn",
+    "compile_turn",
     "describe_caller",
 }
 UNPROBED_TOOLS = {
@@ -477,6 +478,7 @@ class Transcript:
         self.recognition: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.deeper: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.codex: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.tool_answers: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.agents_tool: dict[str, Any] = {}
         self.export: dict[str, Any] = {}
         self.agents_resource: Any = None
@@ -630,6 +632,9 @@ async def converse(
                         }
                         t.codex[variant, prompt, cwd] = await t.tool(
                             "compile_codex_turn", args, level, echo
+                        )
+                        t.tool_answers["compile_turn", variant, prompt, cwd] = await t.tool(
+                            "compile_turn", {**args, "format": "json"}, level
                         )
         t.agents_tool = await t.tool("list_agents", {}, PUBLIC)
         t.export = await t.tool("export_agents", {}, TEAM)

@@ -75,6 +75,46 @@ def register_turn(sub: Any) -> None:
     add_json(p)
     p.set_defaults(func=cmd_prepare_turn)
 
+    p = sub.add_parser("turn", help="the turn brief bourdon would give an agent (compile_turn)")
+    p.add_argument("prompt", metavar="PROMPT", help="the user's prompt ('-': read stdin)")
+    p.add_argument("--agent", default="generic", metavar="A", help="the agent it is for")
+    p.add_argument("--cwd", metavar="DIR", help="the agent's working folder (ranks its project)")
+    p.add_argument(
+        "--format",
+        default="markdown",
+        metavar="F",
+        help="markdown (default), json, xml, compact, brief or yaml",
+    )
+    p.add_argument("--max-items", type=int, default=6, metavar="N", help="clamped to 1..20")
+    p.add_argument("--max-chars", type=int, default=1800, metavar="N", help="clamped to 320..8000")
+    p.add_argument("--access-level", choices=("public", "team"), default="team")
+    add_json(p)
+    p.set_defaults(func=cmd_turn)
+
+
+def cmd_turn(args: argparse.Namespace) -> int:
+    import sys
+
+    from bourdon.query.turnbrief import compile_turn
+
+    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    answer = compile_turn(
+        load_index(args),
+        prompt,
+        args.agent,
+        args.cwd,
+        args.access_level,
+        args.max_items,
+        args.max_chars,
+        args.format,
+    )
+    if args.json:
+        output.print_json(answer)
+        return 0
+    warn(answer)
+    print(answer["brief"])
+    return 0
+
 
 def cmd_prepare_turn(args: argparse.Namespace) -> int:
     import sys

@@ -65,7 +65,10 @@ def read_schema() -> dict[str, Any]:
     for name in _ROW_DEFS:
         defs[name]["properties"]["origin"] = {"enum": ["committed"]}
     names = {"type": "string", "minLength": 1, "maxLength": 128}
-    defs["entity"]["properties"]["supersedes"] = {"type": "array", "items": names, "maxItems": 16}
+    # One name or a list: the reference writes a list, a hand-written file may say one name.
+    defs["entity"]["properties"]["supersedes"] = {
+        "anyOf": [names, {"type": "array", "items": names, "maxItems": 16}]
+    }
     defs["entity"]["properties"]["superseded_by"] = names
     defs["session"]["properties"]["session_id"].pop("maxLength", None)
     defs["session"]["properties"]["key_actions"]["items"].pop("minLength", None)

@@ -7,8 +7,9 @@ a new part, so a query holding the old one keeps a consistent view while the new
 - ``by_name`` / ``by_alias`` / ``by_loose``: folded name (or alias, or the name without
   punctuation and spaces) -> this agent's entity rows, in manifest order;
 - ``near``: a ``fuzzy.NearIndex`` of its names and aliases, for near misses;
-- ``table(level)``: recognition's ``NameTable`` of the names and aliases of the rows a caller
-  at ``level`` may see.
+- ``table(level, day)``: recognition's ``NameTable`` of the names and aliases of the rows a
+  caller at ``level`` may see that hold on ``day`` (``bourdon.query.validity``: an expired row,
+  or one not yet valid, is never recognised). Tables of an earlier day are dropped.
 
 ``by_loose``, ``near`` and the tables are made when first asked for, so a start-up that only
 needs exact lookups does not pay for them; the server makes them in a thread once it has
@@ -26,6 +27,7 @@ from bourdon.model import fold
 from bourdon.query.fuzzy import NearIndex, loose
 from bourdon.query.recognition import NameTable
 from bourdon.query.rows import AgentView, EntityRow
+from bourdon.query.validity import live
 
 # Names shorter than this only match exactly: "mark" is not a typo of "park".
 MIN_FUZZY_LENGTH: Final = 6
@@ -48,7 +50,7 @@ class AgentPart:
         self.by_alias = dict(by_alias)
         self._loose: dict[str, list[EntityRow]] | None = None
         self._near: NearIndex | None = None
-        self._tables: dict[int, NameTable] = {}
+        self._tables: dict[tuple[int, str], NameTable] = {}
         self._lock = threading.Lock()
 
     @property
@@ -77,25 +79,29 @@ class AgentPart:
                     self._near = found
         return found
 
-    def table(self, level: int) -> NameTable:
-        """Recognition's table of the names and aliases of the rows visible at ``level``."""
-        found = self._tables.get(level)
+    def table(self, level: int, day: str) -> NameTable:
+        """Recognition's table of the names and aliases of the rows visible at ``level`` that
+        hold on ``day``."""
+        key = (level, day)
+        found = self._tables.get(key)
         if found is None:
             with self._lock:
-                found = self._tables.get(level)
+                found = self._tables.get(key)
                 if found is None:
                     found = NameTable.build(
                         (row, text, is_alias, row.name, row.type or "")
                         for row in self.view.entities
-                        if row.visibility <= level
+                        if row.visibility <= level and live(row, day)
                         for text, is_alias in ((row.name, False), *((a, True) for a in row.aliases))
                     )
-                    self._tables[level] = found
+                    # A new day: the tables of the old one will not be asked for again.
+                    self._tables = {k: t for k, t in self._tables.items() if k[1] == day}
+                    self._tables[key] = found
         return found
 
-    def warm(self, level: int) -> None:
+    def warm(self, level: int, day: str) -> None:
         """Make the typo index and the recognition table at ``level`` now, so that no query
         waits for them (the index's refresh thread calls this before it swaps the part in)."""
         self.by_loose  # noqa: B018 - made on first access
         self.near  # noqa: B018
-        self.table(level)
+        self.table(level, day)

@@ -54,6 +54,12 @@ def agent_list(agents: list[str], most: int) -> str:
     return shown + (" +" if len(agents) > most else "")
 
 
+def display_name(group: dict[str, Any]) -> str:
+    """``Orchard (formerly Lantern)`` for a row standing in for older names the prompt used."""
+    older = group.get("formerly") or []
+    return f"{group['name']} (formerly {', '.join(older[:3])})" if older else str(group["name"])
+
+
 def render(matches: list[dict[str, Any]], max_chars: int, max_lines: int) -> tuple[str, bool]:
     """The prompt fragment, and whether anything was cut to fit the bounds."""
     if not matches or max_lines < 1 or max_chars < 40:
@@ -65,7 +71,8 @@ def render(matches: list[dict[str, Any]], max_chars: int, max_lines: int) -> tup
             cut = True
             break
         agents = agent_list(group["agents"], 3)
-        head = f"[bourdon:{agents}] {_clean(group['name'], 80)} ({_clean(group['type'], 30)})"
+        shown = _clean(display_name(group), 120)
+        head = f"[bourdon:{agents}] {shown} ({_clean(group['type'], 30)})"
         room = max_chars - sum(len(x) + 1 for x in lines) - len(head) - 3
         if room < 0:
             cut = True
@@ -129,6 +136,7 @@ def prepare_recognition_context(
                 )
             }
             | {"confidence": bucket}
+            | ({"formerly": m["formerly"]} if m.get("formerly") else {})
             for m, bucket in zip(matches, buckets, strict=True)
         ],
         # Recognition never waits on hydration here: nothing is scheduled, nothing is attached.

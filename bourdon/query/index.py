@@ -14,6 +14,11 @@ agent, and replaces it whole when the files change:
   watcher and turn-start calls use it, so neither waits for a rebuild.
 - ``is_stale()`` says whether the files moved since the current snapshot was read: a call that
   must see a change made before it arrived runs ``refresh()`` off the event loop first.
+- Validity (``bourdon.query.validity``) is judged for one UTC day, ``today()`` from the clock the
+  index was given. Each snapshot records the day it was made for; the first call of a new day
+  starts a background refresh that judges the same parts for it (no file is read) and makes
+  the recognizers callers used. Until it is swapped in, recognition drops the rows that ended
+  (``lifecycle()`` is always today's), so no turn waits and none sees an expired row.
 
 Manifests are read as ``reading.read_manifest`` reads them: whatever the Bourdon L5 schema accepts
 is served. A row that does not validate is left out and reported in ``row_problems`` (the rest
@@ -41,6 +46,7 @@ from bourdon.query.agentpart import AgentPart
 from bourdon.query.recognition import Recognizer
 from bourdon.query.rows import AgentView, EntityRow, NoteRow, SessionRow, WorkstreamRow
 from bourdon.query.snapshot import Match, Snapshot
+from bourdon.query.validity import Clock, Lifecycle, utc_today
 from bourdon.store.git.refs import read_ref
 from bourdon.store.manifestcache import ManifestCache
 
@@ -75,8 +81,11 @@ def _no_gc_pauses() -> Iterator[None]:
 class Index:
     """All live manifests of one library, kept fresh, with the lookups queries need."""
 
-    def __init__(self, root: Path, cache: ManifestCache | None = None) -> None:
+    def __init__(
+        self, root: Path, cache: ManifestCache | None = None, *, clock: Clock = utc_today
+    ) -> None:
         self.root = root
+        self.clock = clock
         self.agents_dir = root / "agents"
         self.cache = cache or ManifestCache(root / ".bourdon" / "cache")
         self.state = Snapshot.empty()
@@ -148,8 +157,24 @@ class Index:
         return self.state.match(query, fuzzy=fuzzy, visible=visible)
 
     def recognizer_for(self, level: int, agents: frozenset[str] | None) -> Recognizer:
-        """``Snapshot.recognizer_for`` on the current snapshot."""
-        return self.state.recognizer_for(level, agents)
+        """``Snapshot.recognizer_for`` on the current snapshot, judged for today."""
+        return self.today_state().recognizer_for(level, agents)
+
+    def lifecycle(self) -> Lifecycle:
+        """Today and the ``supersedes`` links of the current snapshot."""
+        state, day = self.today_state(), self.today()
+        return state.lifecycle if state.day == day else state.lifecycle.on(day)
+
+    def today(self) -> str:
+        """The day validity is judged for, ``YYYY-MM-DD``, from the index's clock."""
+        return self.clock().isoformat()
+
+    def today_state(self) -> Snapshot:
+        """The current snapshot; on a new day, a background refresh judges it for today."""
+        state = self.state
+        if state.day != self.today():
+            self.refresh_soon()
+        return state
 
     def row_warnings(self, level: int, agents: frozenset[str] | None = None) -> list[str]:
         return self.state.row_warnings(level, agents)
@@ -158,8 +183,9 @@ class Index:
         """Make the current snapshot's lazy parts now: every agent's typo index and tables,
         and the recognizer at ``level`` (the server's warm-up thread runs this once its opening
         calls are answered)."""
-        for part in self.state.parts.values():
-            part.warm(level)
+        state = self.today_state()
+        for part in state.parts.values():
+            part.warm(level, state.day)
         self.recognizer_for(level, None)
 
     # -- freshness -----------------------------------------------------------------------
@@ -226,6 +252,10 @@ class Index:
             marker = self._change_marker()
             self._checked = time.monotonic()
             if not self._dirty and marker == self._marker:
+                if self.state.day != self.today():  # a new day: the same files judged for it
+                    new = self.state.for_day(self.today())
+                    new.carry_recognizers(self.state)
+                    self.state = new
                 return False
             self._dirty = False
             with _no_gc_pauses():
@@ -247,13 +277,15 @@ class Index:
                         head=self._read_head(),
                         generation=old.generation + (1 if changed else 0),
                         drifting=self._load_drift(),
+                        day=self.today(),
                     )
+                    new.lifecycle  # noqa: B018 - made here, off the turn-start path
                     if old.parts:  # not the first look: nothing may wait once it is served
                         for part in fresh:
-                            part.warm(TEAM)
+                            part.warm(TEAM, new.day)
                         new.carry_recognizers(old)
                 else:
-                    new = _with_head(old, self._read_head(), self._load_drift())
+                    new = old.with_head(self._read_head(), self._load_drift())
             self.state = new
             self._marker = marker
             return changed
@@ -364,19 +396,3 @@ class Index:
             message = exc.message if isinstance(exc, BourdonError) else exc.strerror or str(exc)
             return _Loaded(None, f"agents/{name} skipped: {message}", ())
 
-
-def _with_head(old: Snapshot, head: str | None, drifting: list[dict[str, Any]]) -> Snapshot:
-    """``old`` with a new commit or new drift verdicts but the same manifests (a commit that
-    changed no served file): the parts, rows and recognizers are all still right."""
-    if head == old.head and drifting == old.drifting:
-        return old
-    new = Snapshot(
-        old.parts,
-        problems=old.problems,
-        row_problems=old.row_problems,
-        head=head,
-        generation=old.generation,
-        drifting=drifting,
-    )
-    new.share_recognizers(old)
-    return new

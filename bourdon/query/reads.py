@@ -44,7 +44,7 @@ def find_entity(
     """Entities by name across agents: exact, alias, then near misses, each saying how."""
     query = require_text(name, "name", "bourdon")
     access = resolve(access_level, include_private, scope=scope)
-    groups = group_matches(index.match(query, visible=access.allows), access)
+    groups = group_matches(index.match(query, visible=access.allows), access, index.lifecycle())
     asked = {"name": query, "access_level": access_level, "include_private": include_private}
     return _matches_answer(index, access, groups, asked)
 
@@ -63,7 +63,7 @@ def query_agent_memory(
     agent_id = require_agent(index, agent, access)
     query = require_text(topic, "topic", "ledgerline")
     mine = (m for m in index.match(query, visible=access.allows) if m.row.agent == agent_id)
-    groups = group_matches(mine, access)
+    groups = group_matches(mine, access, index.lifecycle())
     asked = {
         "agent": agent_id,
         "topic": query,
@@ -143,7 +143,7 @@ def list_notes(
         "include_private": include_private,
         "limit": limit,
         "cursor": cursor,
-        "notes": [note_dict(n) for n in chosen],
+        "notes": [note_dict(n, index.today()) for n in chosen],
         "next_cursor": next_cursor,
         "has_more": more,
         "meta": facts,
@@ -177,7 +177,7 @@ def list_workstreams(
         and (agent_id is None or w.agent == agent_id)
         and (not status or w.status == status)
     ]
-    merged = merge_workstreams(rows)
+    merged = merge_workstreams(rows, index.today())
     return {
         "status": status,
         "agent": agent_id,
@@ -219,15 +219,19 @@ def get_cross_agent_summary(
         if access.allows(s) and any(fold(f) in names for f in s.project_focus)
     ]
     chosen, more = page(sessions, lambda s: s.key, after, size)
-    entities = group_matches(exact, access)
+    lifecycle = index.lifecycle()
+    entities = group_matches(exact, access, lifecycle)
     workstreams = merge_workstreams(
-        w
-        for w in index.workstreams
-        if access.allows(w)
-        and (fold(w.name) in names or any(fold(r) in names for r in w.related_entities))
+        (
+            w
+            for w in index.workstreams
+            if access.allows(w)
+            and (fold(w.name) in names or any(fold(r) in names for r in w.related_entities))
+        ),
+        lifecycle.day,
     )
     notes = [
-        note_dict(n)
+        note_dict(n, lifecycle.day)
         for n in index.notes
         if access.allows(n) and any(fold(r) in names for r in n.related_entities)
     ][:size]
@@ -334,7 +338,9 @@ def entity_view(
     """The cross-agent view of one entity by name (exact and alias matches)."""
     query = require_text(name, "name", "bourdon")
     access = resolve(str(level), True, scope=scope)
-    return group_matches(index.match(query, fuzzy=False, visible=access.allows), access)
+    return group_matches(
+        index.match(query, fuzzy=False, visible=access.allows), access, index.lifecycle()
+    )
 
 
 __all__ = [

@@ -31,6 +31,11 @@ def _strings(value: object) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else ()
 
 
+def _date(value: object) -> str | None:
+    # A validated date is a YYYY-MM-DD string; anything else (an empty field) sets no bound.
+    return value if isinstance(value, str) and value else None
+
+
 class EntityRow(NamedTuple):
     agent: str
     name: str
@@ -40,6 +45,11 @@ class EntityRow(NamedTuple):
     tags: tuple[str, ...]
     visibility: int
     last_touched: str | None
+    # Validity and succession (bourdon.query.validity); last, with defaults, so rows made
+    # by position elsewhere keep working.
+    valid_from: str | None = None
+    valid_to: str | None = None
+    supersedes: tuple[str, ...] = ()
 
 
 class SessionRow(NamedTuple):
@@ -69,6 +79,8 @@ class WorkstreamRow(NamedTuple):
     related_entities: tuple[str, ...]
     tags: tuple[str, ...]
     visibility: int
+    valid_from: str | None = None
+    valid_to: str | None = None
 
 
 class NoteRow(NamedTuple):
@@ -79,6 +91,8 @@ class NoteRow(NamedTuple):
     tags: tuple[str, ...]
     visibility: int
     position: int
+    valid_from: str | None = None
+    valid_to: str | None = None
 
     @property
     def key(self) -> tuple[str, str, str, int]:
@@ -159,6 +173,9 @@ class AgentView:
                 _strings(get(row, "tags")),
                 vis(row),
                 get(row, "last_touched"),
+                _date(get(row, "valid_from")),
+                _date(get(row, "valid_to")),
+                _strings(get(row, "supersedes")),
             )
             for row in _rows(data, ENTITIES)
         ]
@@ -189,6 +206,8 @@ class AgentView:
                 _strings(get(row, "related_entities")),
                 _strings(get(row, "tags")),
                 vis(row),
+                _date(get(row, "valid_from")),
+                _date(get(row, "valid_to")),
             )
             for row in _rows(data, WORKSTREAMS)
         ]
@@ -201,6 +220,8 @@ class AgentView:
                 _strings(get(row, "tags")),
                 vis(row),
                 repeat,
+                _date(get(row, "valid_from")),
+                _date(get(row, "valid_to")),
             )
             for row, repeat in _numbered(
                 _rows(data, NOTES), lambda r: (r.get("date"), r.get("text"))

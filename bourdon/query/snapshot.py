@@ -24,6 +24,7 @@ from bourdon.query.agentpart import AgentPart
 from bourdon.query.fuzzy import loose
 from bourdon.query.recognition import Recognizer
 from bourdon.query.rows import AgentView, EntityRow, NoteRow, SessionRow, WorkstreamRow
+from bourdon.query.validity import Lifecycle
 
 # Recognizers a new snapshot makes ahead for the (level, namespaces) keys the old one served.
 CARRIED: Final = 8
@@ -52,7 +53,9 @@ class Snapshot:
         head: str | None,
         generation: int,
         drifting: list[dict[str, Any]],
+        day: str = "",
     ) -> None:
+        self.day = day  # the UTC day (YYYY-MM-DD) validity is judged for: Index.today()
         self.parts = {agent: parts[agent] for agent in sorted(parts)}
         self.agents: dict[str, AgentView] = {a: p.view for a, p in self.parts.items()}
         self.problems = dict(problems)  # file name -> why the whole manifest is skipped
@@ -69,9 +72,54 @@ class Snapshot:
             (n for v in views for n in v.notes), key=lambda n: n.key, reverse=True
         )
         self.workstreams: list[WorkstreamRow] = [w for v in views for w in v.workstreams]
+        self._lifecycle: Lifecycle | None = None
         self._recognizers: dict[RecognizerKey, Recognizer] = {}
+        self._handover: Snapshot | None = None  # the day before's, whose recognizers we reuse
         self._used: dict[RecognizerKey, None] = {}  # keys in the order last asked for
         self._lock = threading.Lock()
+
+    @property
+    def lifecycle(self) -> Lifecycle:
+        """The day and the ``supersedes`` links of these rows (made when first asked for)."""
+        found = self._lifecycle
+        if found is None:
+            found = self._lifecycle = Lifecycle(self.entity_rows, self.day)
+        return found
+
+    def for_day(self, day: str) -> Snapshot:
+        """These very parts judged for another day: recognizers are made again when asked
+        for (rows may have expired or begun), each handed the old day's for its corrections."""
+        new = Snapshot(
+            self.parts,
+            problems=self.problems,
+            row_problems=self.row_problems,
+            head=self.head,
+            generation=self.generation,
+            drifting=self.drifting,
+            day=day,
+        )
+        new._handover = self
+        new._lifecycle = self.lifecycle.on(day)
+        self._handover = None  # one day back is enough: no chain of old snapshots is kept
+        return new
+
+    def with_head(self, head: str | None, drifting: list[dict[str, Any]]) -> Snapshot:
+        """This snapshot with a new commit or new drift verdicts but the same manifests (a
+        commit that changed no served file): the parts, rows and recognizers are all right."""
+        if head == self.head and drifting == self.drifting:
+            return self
+        new = Snapshot(
+            self.parts,
+            problems=self.problems,
+            row_problems=self.row_problems,
+            head=head,
+            generation=self.generation,
+            drifting=drifting,
+            day=self.day,
+        )
+        new._lifecycle = self._lifecycle
+        new.share_recognizers(self)
+        return new
 
     @classmethod
     def empty(cls) -> Snapshot:
@@ -149,7 +197,8 @@ class Snapshot:
         key = (level, agents)
         found = self._recognizers.get(key)
         if found is None:
-            found = self._make(key, previous=None)
+            before = self._handover
+            found = self._make(key, previous=before._recognizers.get(key) if before else None)
         self._used.pop(key, None)
         self._used[key] = None
         return found
@@ -163,7 +212,11 @@ class Snapshot:
                 self._used[key] = None
 
     def share_recognizers(self, old: Snapshot) -> None:
-        """Take ``old``'s recognizers as they are: this snapshot has the very same parts."""
+        """Take ``old``'s recognizers as they are: this snapshot has the very same parts
+        (and is for the same day; else they are made again)."""
+        if old.day != self.day:
+            self._handover = old
+            return
         with old._lock:
             self._recognizers.update(old._recognizers)
             self._used.update(old._used)
@@ -174,7 +227,7 @@ class Snapshot:
             found = self._recognizers.get(key)
             if found is None:
                 tables = [
-                    part.table(level)
+                    part.table(level, self.day)
                     for agent, part in self.parts.items()
                     if agents is None or agent in agents
                 ]

@@ -10,12 +10,21 @@ from typing import Any
 from bourdon.access.visibility import Access
 from bourdon.model import Visibility, fold
 from bourdon.query.index import Match
-from bourdon.query.rows import NoteRow, SessionRow, WorkstreamRow
+from bourdon.query.rows import EntityRow, NoteRow, SessionRow, WorkstreamRow
+from bourdon.query.validity import Lifecycle, marks
 
 
-def group_matches(matches: Iterable[Match], access: Access) -> list[dict[str, Any]]:
-    """Entity matches grouped by name across agents (the reference's EntityMatch)."""
+def group_matches(
+    matches: Iterable[Match], access: Access, lifecycle: Lifecycle | None = None
+) -> list[dict[str, Any]]:
+    """Entity matches grouped by name across agents (the reference's EntityMatch).
+
+    With ``lifecycle`` (``Index.lifecycle()``), a group none of whose rows holds today is marked
+    ``expired`` (or ``not_yet_valid``), one a visible row replaces carries ``superseded_by``
+    and comes after the groups that are not replaced, and ``supersedes`` lists what a group
+    replaces."""
     groups: dict[str, dict[str, Any]] = {}
+    rows_of: dict[str, list[EntityRow]] = {}
     rank = {"exact": 0, "alias": 1, "fuzzy": 2}
     for m in matches:
         row = m.row
@@ -36,6 +45,7 @@ def group_matches(matches: Iterable[Match], access: Access) -> list[dict[str, An
                 "last_touched": None,
             },
         )
+        rows_of.setdefault(fold(row.name), []).append(row)
         if (rank[m.kind], -m.score) < (rank[group["match"]], -group["score"]):
             group["match"], group["score"] = m.kind, m.score
         _add(group["agents"], row.agent)
@@ -51,10 +61,34 @@ def group_matches(matches: Iterable[Match], access: Access) -> list[dict[str, An
             _add(group["aliases"], alias)
         if row.last_touched and (group["last_touched"] or "") < row.last_touched:
             group["last_touched"] = row.last_touched
+    if lifecycle is not None:
+        for key, group in groups.items():
+            _mark(group, rows_of[key], lifecycle, access)
     ordered = sorted(
-        groups.values(), key=lambda g: (rank[g["match"]], -g["score"], -len(g["agents"]), g["name"])
+        groups.values(),
+        key=lambda g: (
+            "superseded_by" in g,
+            rank[g["match"]],
+            -g["score"],
+            -len(g["agents"]),
+            g["name"],
+        ),
     )
     return ordered
+
+
+def _mark(
+    group: dict[str, Any], rows: list[EntityRow], lifecycle: Lifecycle, access: Access
+) -> None:
+    group.update(marks(rows, lifecycle.day))
+    if not lifecycle.links:
+        return
+    newer = lifecycle.successor(group["name"], access.allows)
+    if newer is not None:
+        group["superseded_by"] = newer.name
+    older = [name for row in rows for name in row.supersedes if fold(name) != fold(row.name)]
+    if older:
+        group["supersedes"] = list(dict.fromkeys(older))
 
 
 def _add(items: list[Any], item: Any) -> None:
@@ -78,19 +112,26 @@ def session_dict(row: SessionRow, summary: bool = False) -> dict[str, Any]:
     return out
 
 
-def note_dict(row: NoteRow) -> dict[str, Any]:
-    return {
+def note_dict(row: NoteRow, day: str | None = None) -> dict[str, Any]:
+    """A note on the wire; with ``day``, marked ``expired`` when its ``valid_to`` passed."""
+    out: dict[str, Any] = {
         "agent": row.agent,
         "date": row.date,
         "text": row.text,
         "related_entities": list(row.related_entities),
         "tags": list(row.tags),
     }
+    return out | marks((row,), day) if day else out
 
 
-def merge_workstreams(rows: Iterable[WorkstreamRow]) -> list[dict[str, Any]]:
+def merge_workstreams(
+    rows: Iterable[WorkstreamRow], day: str | None = None
+) -> list[dict[str, Any]]:
+    """Workstreams merged by name; with ``day``, marked when none of a name's rows holds."""
     out: dict[str, dict[str, Any]] = {}
+    rows_of: dict[str, list[WorkstreamRow]] = {}
     for w in rows:
+        rows_of.setdefault(fold(w.name), []).append(w)
         item = out.setdefault(
             fold(w.name),
             {
@@ -116,4 +157,7 @@ def merge_workstreams(rows: Iterable[WorkstreamRow]) -> list[dict[str, Any]]:
             _add(item["related_entities"], name)
         for tag in w.tags:
             _add(item["tags"], tag)
+    if day:
+        for key, item in out.items():
+            item.update(marks(rows_of[key], day))
     return sorted(out.values(), key=lambda i: (i["last_touched"] or "", i["name"]), reverse=True)

@@ -1,4 +1,4 @@
-"""The turn tools: recognition at turn start, deeper context after it, the Codex turn brief.
+"""The turn tools: recognition at turn start, deeper context after it, the turn briefs.
 
 Recognition reads only the in-memory index (``turn_start``: refreshed only when due) and asks
 the peers under the short recognition deadline; the other two are local only.
@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
 
 from bourdon.federation.answers import merge_recognition
-from bourdon.query import context
+from bourdon.query import context, turnbrief
 from bourdon.serve.caller import scope_of
 from bourdon.serve.guard import AskPeers
 from bourdon.serve.hints import READ_ONLY
@@ -103,6 +105,52 @@ def register_turn_tools(server: MCPServer, guard: Guard) -> None:
             None,
             lambda c, d: context.compile_codex_turn(
                 index, prompt, cwd, access_level, max_items, max_chars, scope=scope_of(c)
+            ),
+            turn_start=True,
+        )
+
+    @tool
+    async def compile_turn(
+        prompt: Annotated[str, Field(description="the user's prompt for this turn")],
+        agent: Annotated[
+            str, Field(description="the agent the brief is for (codex, claude-code, ...)")
+        ] = "generic",
+        cwd: Annotated[
+            str | None, Field(description="the agent's working folder; ranks its project first")
+        ] = None,
+        access_level: Annotated[
+            str, Field(description="the widest visibility to use: public or team")
+        ] = "team",
+        max_items: Annotated[int, Field(description="most items, clamped to 1..20")] = 6,
+        max_chars: Annotated[
+            int, Field(description="most characters of the brief, clamped to 320..8000")
+        ] = 1800,
+        format: Annotated[  # the reference's parameter name
+            str, Field(description="markdown, json, xml, compact, brief or yaml")
+        ] = "markdown",
+        verbose: Annotated[
+            bool, Field(description="also every format's rendering and the scoring trace")
+        ] = False,
+    ) -> dict[str, Any]:
+        """Call first, before answering, when the prompt mentions the user's projects, people,
+        decisions or earlier work: returns a bounded brief (brief, in the chosen format, every
+        line marked as bourdon's and naming its agents), its ranked items (rank, kind, name,
+        summary, source_agents) and routing (mode, confidence); meta reports the applied
+        bounds. Reads only the in-memory index."""
+        return await guard.run(
+            "compile_turn",
+            None,
+            lambda c, d: turnbrief.compile_turn(
+                index,
+                prompt,
+                agent,
+                cwd,
+                access_level,
+                max_items,
+                max_chars,
+                format,
+                verbose,
+                scope=scope_of(c),
             ),
             turn_start=True,
         )
