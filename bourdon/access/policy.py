@@ -49,6 +49,7 @@ QUARANTINED_RULES: Final[dict[str, str]] = {
     "explain_memory_change": GRANTED,
     "rollback_agent_memory": DENY,
     "commit_to_federation": OWN,
+    "forget": OWN,
     "describe_caller": ALLOW,
     "prepare_recognition_context": FILTERED,
     "get_deeper_context": FILTERED,
