@@ -24,7 +24,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_forget)
 
     p = sub.add_parser("purge", help="rewrite the whole history without a text or an entity")
-    what = p.add_mutually_exclusive_group(required=True)
+    what = p.add_mutually_exclusive_group()  # one is needed: checked by the command
     what.add_argument("--entity", metavar="NAME", help="every version loses this entity")
     what.add_argument("--text", metavar="STRING", help="every file and message loses STRING")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
@@ -92,6 +92,9 @@ def cmd_purge(args: argparse.Namespace) -> int:
     from bourdon.replicate.state import mark_purged
     from bourdon.store.purge import REPLACEMENT, purge
 
+    if args.text is None and args.entity is None:
+        output.error("purge needs --entity NAME or --text STRING")
+        return 2
     library = open_library(args)
     what = f"the text {args.text!r}" if args.text is not None else f"the entity {args.entity!r}"
     answer = _confirmed(args, f"Rewrite the library's whole history without {what}?")
