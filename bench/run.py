@@ -15,6 +15,7 @@ import bench_freshness
 import bench_history
 import bench_library
 import bench_peers
+import bench_purge
 import bench_recognition
 import bench_server
 import bench_status
@@ -37,6 +38,7 @@ def main() -> int:
         bench_status,
         bench_adopt,
         bench_history,
+        bench_purge,
     )
     for module in benches:
         print(f"== {module.__name__}")

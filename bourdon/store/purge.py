@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from bourdon.digest import digest
+from bourdon.digest import RowCache, digest
 from bourdon.errors import InputError, ManifestError
 from bourdon.formats import reading, yamlio
 from bourdon.model import LOCAL_DIR, SUFFIX, fold
@@ -82,6 +82,20 @@ class _Transform:
     def __init__(self, text: str | None, entity: str | None) -> None:
         self.text, self.entity = text, entity
         self.digests: dict[str, str] = {}
+        # Most rows are the same from one version to the next: their YAML and JSON are kept.
+        self._yaml: yamlio.RowCache = {}
+        self._json: RowCache = {}
+
+    def _absent(self, data: bytes) -> bool:
+        """Surely not in this file: its bytes lack the text (or a word of the name), and it has
+        no escape sequence or folded line that could spell it otherwise."""
+        if b"\\" in data:
+            return False
+        if self.text is not None:
+            return " " not in self.text and self.text.encode() not in data
+        assert self.entity is not None
+        folded = data.decode("utf-8", "replace").casefold()
+        return any(word not in folded for word in fold(self.entity).split())
 
     def blob(self, path: str, data: bytes) -> bytes:
         if path.endswith(SUFFIX):
@@ -91,6 +105,8 @@ class _Transform:
         return data
 
     def _manifest(self, path: str, data: bytes) -> bytes:
+        if self._absent(data):
+            return data
         try:
             parsed = yamlio.load(data, what=path)
         except ManifestError:
@@ -106,16 +122,17 @@ class _Transform:
             new, counts = forgetting.forget(parsed, forgetting.names_of(parsed, self.entity))
             if not sum(counts.values()):
                 return data
-        out = yamlio.dump(new)
+        out = yamlio.dump(new, cache=self._yaml)
         if self.text is not None:  # a comment, or a key, may hold it too
             out = out.replace(self.text.encode(), REPLACEMENT.encode())
-        self._remember(data, out, path)
+        self._remember(parsed, new)
         return out
 
-    def _remember(self, old: bytes, new: bytes, path: str) -> None:
+    def _remember(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        """The digest the library gave the old manifest -> the one it gives the new."""
         with contextlib.suppress(ManifestError, ValueError):
-            before = digest(reading.read_manifest(old, what=path).data)
-            self.digests[before] = digest(reading.read_manifest(new, what=path).data)
+            before = digest(reading.read_data(dict(old)).data, self._json)
+            self.digests[before] = digest(reading.read_data(dict(new)).data, self._json)
 
     def message(self, text: str, commits: Mapping[str, str]) -> str:
         text = rewrite.map_ids(text, commits)
