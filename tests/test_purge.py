@@ -250,3 +250,34 @@ def test_purge_scrubs_the_audit_log(
     )
     text = audit.read_text()
     assert CANARY not in text and "[purged]" in text and text.endswith("{}\n")
+
+
+def test_an_interrupted_purge_leaves_a_library_that_opens_and_running_it_again_finishes(
+    built: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bourdon.store import purge as purging
+    from bourdon.store.git import rewrite
+
+    root, _ = built
+
+    def killed(*_: object) -> None:
+        raise KeyboardInterrupt  # the refs have moved; files, caches and old objects not yet
+
+    monkeypatch.setattr(rewrite, "refresh_worktree", killed)
+    with Library.open(root) as library, pytest.raises(KeyboardInterrupt):
+        purging.purge(library, text=CANARY)
+    monkeypatch.undo()
+    with Library.open(root) as library:
+        head = library.head()
+        assert head is not None
+        assert CANARY not in json.dumps(library.read("gamma").data)
+        on_disk = (root / "agents" / "gamma.l5.yaml").read_bytes()
+        assert on_disk == library.read_bytes("gamma")
+        report = purging.purge(library, text=CANARY)
+        assert report.commits == 0 and report.fsck_clean
+        assert library.head() == head
+    assert CANARY.encode() not in all_objects(root)
+    kept = [
+        p for p in (root / ".bourdon").rglob("*") if p.is_file() and not p.name.endswith(".lock")
+    ]
+    assert not [p for p in kept if CANARY.encode() in p.read_bytes()]

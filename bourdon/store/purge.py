@@ -23,6 +23,8 @@ new ones; run the same purge again to finish: it rewrites nothing more and prune
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import re
 import shutil
 from collections.abc import Callable, Mapping
@@ -34,7 +36,9 @@ from bourdon.errors import InputError, ManifestError
 from bourdon.formats import reading, yamlio
 from bourdon.model import LOCAL_DIR, SUFFIX, fold
 from bourdon.store import forgetting
+from bourdon.store.durable import atomic_write
 from bourdon.store.git import rewrite
+from bourdon.store.layout import AGENTS, INTENT, STAGING
 
 if TYPE_CHECKING:
     from bourdon.store.library import Library
@@ -200,9 +204,11 @@ def purge(
         report.remotes = remotes()
         if dry_run:
             return report
+        _intent(library, done.refs.get(library.repo.branch))
         job.move_refs()
         rewrite.refresh_worktree(library.root, library.repo.branch)
-        _local_state(library, text)
+        (library.root / INTENT).unlink(missing_ok=True)
+        _local_state(library, text, entity)
         for name in report.remotes:
             mark_remote(name, done.commits)
         rewrite.expire_and_prune(library.root)
@@ -210,13 +216,34 @@ def purge(
     return report
 
 
-def _local_state(library: Library, text: str | None) -> None:
+def _intent(library: Library, new_head: str | None) -> None:
+    """Before the refs move: the write intent crash recovery reads, naming every manifest of
+    the old and the new HEAD, so a purge killed before its files are rewritten has them set to
+    the new HEAD when the library next opens (not adopted back as hand edits)."""
+    repo, paths = library.repo, set()
+    for commit in (repo.head(), new_head):
+        if commit:
+            for folder in (AGENTS, STAGING):
+                paths.update(repo.list_files(commit, folder))
+    record = {"paths": sorted(paths), "head": repo.head(), "pid": os.getpid(), "op": "purge"}
+    atomic_write(library.root / INTENT, json.dumps(record).encode("utf-8"))
+
+
+def _local_state(library: Library, text: str | None, entity: str | None = None) -> None:
     """Drop the caches under ``.bourdon/`` (they name old commits or hold manifest text) and,
-    for a text, scrub every other file kept there."""
+    for a text, scrub every other file kept there; for an entity, drop the files crash
+    recovery put aside that name it."""
     local = library.root / LOCAL_DIR
     for name in _CACHES:
         shutil.rmtree(local / name, ignore_errors=True)
     (local / "sync" / "published.json").unlink(missing_ok=True)
+    if entity is not None:
+        words = fold(entity).split()
+        for path in (local / "recovered").glob("*"):
+            with contextlib.suppress(OSError):
+                seen = path.read_bytes().decode("utf-8", "replace").casefold()
+                if path.is_file() and all(w in seen for w in words):
+                    path.unlink()
     if text is None or not local.is_dir():
         return
     needle = text.encode()
