@@ -197,7 +197,9 @@ def test_purge_entity_removes_every_version_of_it_and_its_mentions(
     assert code == 0, out
     assert bourdon("sync", "--library", str(root), capsys=capsys)[0] == 0
     after = history(root)
-    assert len(after) == len(before)
+    assert len(after) == len(before) + 1  # and, last, the tombstone's commit
+    assert trailers(after[-1][2])["Op"] == "purge"
+    after = after[:-1]
     for (_, old, _), (_, new, _) in zip(before, after, strict=True):
         assert new == {agent: without_orion(data) for agent, data in old.items()}
     for repo in (root, remote):
@@ -205,6 +207,10 @@ def test_purge_entity_removes_every_version_of_it_and_its_mentions(
         assert b"Orion" not in contents and b"orion-x" not in contents
         assert b"thing-49" in contents  # the rest is all there
         fsck(repo)
+    from bourdon.store.forgetting import tombstone
+
+    with Library.open(root) as library:
+        assert tombstone("Orion") in library.tombstones()  # an export will not bring it back
 
 
 def test_dry_run_names_what_it_would_rewrite_and_changes_nothing(

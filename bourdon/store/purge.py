@@ -39,6 +39,7 @@ from bourdon.store import forgetting
 from bourdon.store.durable import atomic_write
 from bourdon.store.git import rewrite
 from bourdon.store.layout import AGENTS, INTENT, STAGING
+from bourdon.store.provenance import OPERATOR, identity
 
 if TYPE_CHECKING:
     from bourdon.store.library import Library
@@ -208,12 +209,31 @@ def purge(
         job.move_refs()
         rewrite.refresh_worktree(library.root, library.repo.branch)
         (library.root / INTENT).unlink(missing_ok=True)
+        if entity is not None:
+            _tombstone(library, entity)
         _local_state(library, text, entity)
         for name in report.remotes:
             mark_remote(name, done.commits)
         rewrite.expire_and_prune(library.root)
         report.fsck_clean, report.fsck_said = rewrite.fsck_clean(library.root)
     return report
+
+
+def _tombstone(library: Library, entity: str) -> None:
+    """A purged entity is forgotten too: its tombstone keeps a reader's export from bringing
+    it back (``forgetting``), committed on top of the rewritten history."""
+    stones = {*library.tombstones(), forgetting.tombstone(entity)}
+    if stones == library.tombstones():
+        return
+    raw = forgetting.format_tombstones(stones)
+    head = library.repo.head()
+    atomic_write(library.root / forgetting.FORGOTTEN, raw)
+    text = "purge: tombstone of a purged entity\n\nBourdon-Op: purge\nBourdon-Caller: operator\n"
+    who = identity(OPERATOR)
+    library.repo.commit_files(
+        {forgetting.FORGOTTEN: raw}, text, parent=head, author=who, committer=identity("bourdon")
+    )
+    library.repo.sync_index()
 
 
 def _intent(library: Library, new_head: str | None) -> None:
