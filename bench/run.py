@@ -15,6 +15,7 @@ import bench_freshness
 import bench_history
 import bench_library
 import bench_peers
+import bench_purge
 import bench_recognition
 import bench_search
 import bench_server
@@ -43,6 +44,7 @@ def main() -> int:
         bench_history,
         bench_walk,
         bench_trace,
+        bench_purge,
     )
     for module in benches:
         print(f"== {module.__name__}")

@@ -169,7 +169,8 @@ def small_manifest(agent_id: str) -> dict[str, Any]:
         "spec_version": "0.1",
         "agent": {"id": agent_id, "type": "other"},
         "last_updated": "2026-11-30T00:00:00Z",
-        "known_entities": [{"name": f"{agent_id}-row", "summary": "own row", "visibility": "public"}],
+        "known_entities": [{"name": f"{agent_id}-row", "summary": "own row", "visibility": "public"}]
+        + [{"name": f"forget-me-{who}", "visibility": "public"} for who in FORGETTERS],
     }
 
 
@@ -318,6 +319,8 @@ def note(text: str) -> list[dict[str, str]]:
 # U stopped at the HTTP door (401), N not found (404: the caller may look, nothing is there).
 A, L, S, D, U, N = "ok", "live", "staged", 403, 401, 404
 CALLERS = ("operator", "trusted", "q_grant", "q_nogrant", "revoked", "no_token")
+# Each caller that may forget has its own entity to forget in DESK's manifest.
+FORGETTERS = ("operator", TRUSTED, DESK, NOGRANT, GONE, "none")
 
 # One row per call. Columns: operator (stdio), trusted, quarantined with grant (DESK, granted
 # ATLAS and GHOST), quarantined without grant (NOGRANT), revoked member, no token.
@@ -354,6 +357,8 @@ MATRIX: list[tuple[str, Spec, tuple[Any, ...]]] = [
     ("commit own (NOGRANT)", tool("commit_to_federation", agent_id=NOGRANT, notes=note("matrix {CALLER}")), (L, L, D, S, U, U)),
     ("commit granted, not own", tool("commit_to_federation", agent_id=ATLAS, notes=note("matrix {CALLER}")), (L, L, D, D, U, U)),
     ("commit not granted", tool("commit_to_federation", agent_id=VAULT, notes=note("matrix {CALLER}")), (L, L, D, D, U, U)),
+    ("forget own (DESK)", tool("forget", name="forget-me-{CALLER}", agent_id=DESK), (L, L, S, D, U, U)),
+    ("forget not own", tool("forget", name="forget-me-{CALLER}", agent_id=ATLAS), (N, N, D, D, U, U)),
     ("describe_caller", tool("describe_caller"), (A, A, A, A, U, U)),
     ("memory_status", tool("memory_status"), (A, A, A, A, U, U)),
     ("search_federation", tool("search_federation", query=SHARED), (A, A, A, A, U, U)),
@@ -453,7 +458,7 @@ async def ask(client: Client, spec: Spec) -> Answer:
                 if result.is_error:
                     status = (body or {}).get("error", {}).get("status", "error without status")
                     return Answer(spec, status, text, body)
-                if name == "commit_to_federation":
+                if name in ("commit_to_federation", "forget"):
                     return Answer(spec, S if (body or {}).get("staged") else L, text, body)
                 return Answer(spec, A, text, body)
             read = await client.read_resource(name)

@@ -548,7 +548,9 @@ async def test_a_tokenless_caller_writes_nothing(door: Door) -> None:
         )
         versions = await refused(client, "list_memory_versions", agent_id="notes-bot")
         status = await refused(client, "memory_status")
+        forgot = await refused(client, "forget", name="harbor")
     assert {write["status"], new["status"], versions["status"], status["status"]} == {403}
+    assert forgot["status"] == 403
     assert "needs a member token" in write["message"]
     with Library.open(door.root) as library:
         assert library.head() == before

@@ -101,6 +101,7 @@ UNPROBED_TOOLS = {
     # Writes.
     "commit_to_federation",
     "rollback_agent_memory",
+    "forget",
     # Counts and states, never a row's text; what each caller sees of it is in test_status
     # and test_authz.
     "memory_status",

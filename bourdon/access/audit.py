@@ -16,7 +16,7 @@ import fcntl
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -130,3 +130,26 @@ def _scrub(text: str) -> str:
 def _ends_with_newline(fd: int) -> bool:
     size = os.fstat(fd).st_size
     return size == 0 or os.pread(fd, 1, size - 1) == b"\n"
+
+
+def scrub_file(home: Path, replace: Callable[[str], str]) -> int:
+    """Rewrite ``audit.jsonl`` with ``replace`` applied to each line (a purge); lines changed.
+
+    Written whole to a temp file and renamed over the log, so a crash leaves one or the other.
+    """
+    path = home / AUDIT_FILE
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+    except FileNotFoundError:
+        return 0
+    new = [replace(line) for line in lines]
+    changed = sum(a != b for a, b in zip(lines, new, strict=True))
+    if changed:
+        temp = path.with_name(path.name + ".purging")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write("".join(new))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    return changed

@@ -50,6 +50,7 @@ QUARANTINED_RULES: Final[dict[str, str]] = {
     "trace_entity": FILTERED,
     "rollback_agent_memory": DENY,
     "commit_to_federation": OWN,
+    "forget": OWN,
     "describe_caller": ALLOW,
     "prepare_recognition_context": FILTERED,
     "get_deeper_context": FILTERED,

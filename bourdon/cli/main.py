@@ -24,6 +24,7 @@ from bourdon import __version__
 from bourdon.cli import (
     demo,
     export,
+    forgetting,
     history,
     hooks,
     members,
@@ -46,6 +47,7 @@ from bourdon.errors import BourdonError
 def register(sub: Any) -> None:
     for group in (
         writing,
+        forgetting,
         history,
         trace,
         staging,

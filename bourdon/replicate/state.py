@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -109,6 +110,18 @@ def record_success(root: Path, name: str, head: str | None) -> None:
 def record_failure(root: Path, name: str, error: str) -> None:
     """Keep why a sync failed where ``bourdon status`` shows it; never raises."""
     save_state(root, name, last_error=" ".join(error.split())[:500], last_error_at=now())
+
+
+def mark_purged(root: Path, name: str, commits: Mapping[str, str]) -> None:
+    """A purge rewrote the history this remote holds: its next sync force-updates it."""
+    state = load_state(root, name)
+    head = state.get("synced_head")
+    new_head = commits.get(head) if isinstance(head, str) else None
+    save_state(root, name, purged=True, synced_head=new_head)
+
+
+def purged(root: Path, name: str) -> bool:
+    return load_state(root, name).get("purged") is True
 
 
 def remote_states(root: Path, repo: GitRepo) -> list[RemoteState]:

@@ -43,6 +43,7 @@ from bourdon.replicate.published import PublishedCache
 from bourdon.replicate.remotes import remote_names
 from bourdon.replicate.report import Received, SyncReport
 from bourdon.replicate.state import BRANCH, incoming_ref, synced_ref
+from bourdon.store.git.rewrite import prune_local
 from bourdon.store.library import Library
 from bourdon.store.provenance import Provenance
 
@@ -137,8 +138,14 @@ def _round(
 ) -> bool:
     """One fetch-integrate-publish-push; ``False`` when the push lost a race."""
     repo = library.repo
-    say(f"fetching {name}")
-    theirs = repo.fetch(name, BRANCH, incoming_ref(name), timeout)
+    # After a purge the remote holds the old history: it is not fetched back (it would bring
+    # the purged objects in again); the rewritten copy of it is the remote's state.
+    force = syncstate.purged(library.root, name)
+    if force:
+        theirs = repo.read_ref(incoming_ref(name))
+    else:
+        say(f"fetching {name}")
+        theirs = repo.fetch(name, BRANCH, incoming_ref(name), timeout)
     report.remote_commit = theirs
     base = repo.read_ref(synced_ref(name))
     report.sent, report.skipped = [], []  # what was received in a lost round stays received
@@ -182,7 +189,13 @@ def _round(
     if theirs and theirs != base and not report.dry_run:
         repo.set_ref(synced_ref(name), theirs)  # all of it is integrated now
     changes = outgoing(library, level, theirs, merged, report, library.head(), digests)
-    if not changes or report.dry_run:
+    if report.dry_run:
+        return True
+    if not changes:
+        if force and theirs is not None:
+            _force(library, name, theirs, timeout, say)
+        if force:
+            syncstate.save_state(library.root, name, purged=False)
         return True
     say(f"pushing {len(changes)} manifest(s) to {name}")
     own = None
@@ -190,12 +203,24 @@ def _round(
         own = original(library, level, base, head_before, machine, digests, name)
     subject = f"publish {len(changes)} agent(s) from {machine}"
     commit = library.write_published(changes, theirs, subject, machine, merged=own)
-    if not repo.push(name, commit, BRANCH, timeout):
+    if force:
+        _force(library, name, commit, timeout, say)
+        syncstate.save_state(library.root, name, purged=False)
+    elif not repo.push(name, commit, BRANCH, timeout):
         return False
     report.pushed = commit
     repo.set_ref(incoming_ref(name), commit)
     repo.set_ref(synced_ref(name), commit)
     return True
+
+
+def _force(library: Library, name: str, commit: str, timeout: float, say: Progress) -> None:
+    """Replace the remote's published branch with the purged history; prune a local remote."""
+    say(f"force-updating {name}'s published branch after a purge")
+    library.repo.push(name, commit, BRANCH, timeout, force=True)
+    url = library.repo.remotes().get(name, "")
+    if url and "://" not in url and prune_local(url):
+        say(f"pruned the purged objects in {url}")
 
 
 def _provenance(name: str, machine: str) -> Provenance:

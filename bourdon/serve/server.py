@@ -23,6 +23,7 @@ from bourdon.model import Visibility
 from bourdon.query.index import Index
 from bourdon.serve.caller import register_caller_tool
 from bourdon.serve.config import bourdon_home, build_federation, machine_name, reader_context
+from bourdon.serve.forget_tools import register_forget_tools
 from bourdon.serve.guard import Guard
 from bourdon.serve.history_tools import register_history_tools
 from bourdon.serve.read_tools import register_read_tools
@@ -142,6 +143,7 @@ def create_server(
     register_walk_tools(server, guard)
     register_caller_tool(server, guard)
     register_write_tools(server, guard)
+    register_forget_tools(server, guard)
     register_status_tool(server, guard, live_status)
     register_resources(server, guard)
     server.bourdon_index = idx  # type: ignore[attr-defined]  # for the startup line and tests

@@ -14,11 +14,12 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from bourdon.digest import RowCache, digest, is_current, parse_digest
-from bourdon.errors import ConflictError, InputError
+from bourdon.errors import ConflictError, InputError, NotFoundError
 from bourdon.merge.floor import keep_floor, lowered
 from bourdon.merge.threeway import Conflict, merge3
 from bourdon.merge.twoway import MergeStats, RowChanges, compare, merge, regenerate
 from bourdon.model import AGENT_TYPES, ROW_SECTIONS
+from bourdon.store.forgetting import forget
 
 # A write the reference staged carries its review notes under this key (``staging:``).
 REFERENCE_STAGING_NOTES: Final = "staging"
@@ -100,6 +101,29 @@ def regenerating(agent_id: str, fresh: Mapping[str, Any], source: dict[str, str]
             require_type(agent_id, fresh)
         result, stats = regenerate(current, with_id(fresh, agent_id), source)
         return keep_floor(result, current), stats
+
+    return compute
+
+
+def forgetting(
+    names: set[str],
+    counts: dict[str, int],
+    level: int | None = None,
+    start: dict[str, Any] | None = None,
+) -> Compute:
+    """``Library.forget``: the entity's rows and mentions gone; what went is put in ``counts``.
+
+    ``start``: what to forget in when there is no current file (a staged forget starts from
+    the live manifest)."""
+
+    def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
+        current = current if current is not None else start
+        if current is None:
+            raise NotFoundError("the agent has no live manifest")
+        result, found = forget(current, names, level)
+        counts.clear()
+        counts.update(found)
+        return result, stats_of(compare(current, result))
 
     return compute
 

@@ -26,7 +26,8 @@ from bourdon.formats import reading
 from bourdon.merge.threeway import Conflict
 from bourdon.merge.twoway import RowChanges, compare
 from bourdon.model import SUFFIX, Manifest, check_agent_id
-from bourdon.store import adopt, changes, create, pushguard
+from bourdon.store import adopt, changes, create, forgetting, pushguard
+from bourdon.store.forgetting import FORGOTTEN
 from bourdon.store.git.packing import StoreState
 from bourdon.store.git.repo import GitRepo
 from bourdon.store.history import Explanation, History, Version
@@ -38,6 +39,15 @@ from bourdon.store.staging import Clean, StagedWrite, list_staged
 from bourdon.store.states import State, agents_named, states
 from bourdon.store.writelock import WriteLock
 from bourdon.store.writes import Writer, WriteResult
+
+
+@dataclasses.dataclass(frozen=True)
+class Forgotten:
+    """What ``Library.forget`` removed from one agent: counts by kind, and the write."""
+
+    agent_id: str
+    counts: dict[str, int]
+    result: WriteResult
 
 
 class Library:
@@ -262,6 +272,7 @@ class Library:
         """
         check_agent_id(agent_id)
         changes.check(agent_id, fresh)
+        fresh = forgetting.drop_forgotten(fresh, self.tombstones())  # forgotten stays so
         who = writer(provenance, self.machine, f"reader:{reader}")
         source = {"kind": "reader", "name": reader, "machine": who.machine}
         compute = changes.regenerating(agent_id, fresh, source)
@@ -303,6 +314,67 @@ class Library:
         return self._writer.write(
             path, agent_id, "rollback", who, compute, expected_digest, raw=found[1], extra=extra
         )
+
+    def tombstones(self) -> set[str]:
+        """The keyed hashes of every entity forgotten here (``forgetting``)."""
+        head = self.head()
+        return forgetting.parse_tombstones(self.repo.read_blob(head, FORGOTTEN) if head else None)
+
+    def forget(
+        self,
+        name: str,
+        *,
+        agent_id: str | None = None,
+        provenance: Provenance | None = None,
+        level: int | None = None,
+        staged_by: str | None = None,
+    ) -> list[Forgotten]:
+        """Remove the entity ``name`` (or alias) and its mentions from every live manifest (or
+        ``agent_id``'s), one commit per agent (op ``forget``), and tombstone it so a reader's
+        export never brings it back. History keeps it (``purge`` rewrites that).
+
+        ``level``: only rows at or below that visibility are touched (a caller's ceiling).
+        ``staged_by``: a quarantined caller's forget, written to its staging file for review
+        instead. Raises ``NotFoundError``, writing nothing, when no manifest has it.
+        """
+        if not isinstance(name, str) or not name.strip():
+            raise InputError("give the name (or an alias) of the entity to forget")
+        agents = [agent_id] if agent_id is not None else self.agent_ids()
+        plan = {}
+        for each in agents:
+            check_agent_id(each)
+            try:
+                data = dict(self.read(each).data)
+            except NotFoundError:
+                continue
+            names = forgetting.names_of(data, name, level)
+            if sum(forgetting.forget(data, names, level)[1].values()):
+                plan[each] = (names, data)
+        if not plan:
+            where = f"agent {agent_id!r}" if agent_id else "any live manifest"
+            raise NotFoundError(f"no entity or mention named {name!r} in {where}")
+        who = writer(provenance, self.machine)
+        stones = forgetting.format_tombstones({*self.tombstones(), forgetting.tombstone(name)})
+        done = []
+        for each, (names, data) in plan.items():
+            counts: dict[str, int] = {}
+            if staged_by is not None:
+                # The staged file holds the live manifest without the entity, for review; what
+                # it removes is counted in the live manifest it was made from.
+                check_agent_id(staged_by, "caller id")
+                who = dataclasses.replace(who, caller=staged_by)
+                compute = changes.forgetting(names, {}, level, start=data)
+                path = staging_path(staged_by, each)
+                result = self._writer.write(path, each, "stage", who, compute, None)
+                result = dataclasses.replace(result, staged=True)
+                counts = forgetting.forget(data, names, level)[1]
+            else:
+                compute = changes.forgetting(names, counts, level)
+                also = {FORGOTTEN: stones}
+                path = agent_path(each)
+                result = self._writer.write(path, each, "forget", who, compute, None, also=also)
+            done.append(Forgotten(each, dict(counts), result))
+        return done
 
     # -- replication ---------------------------------------------------------------------
 
@@ -439,6 +511,12 @@ class Library:
 
     def fsck(self) -> tuple[bool, str]:
         return self.repo.fsck()
+
+    @contextlib.contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """The library's write lock, for an operation over the whole repository (``purge``)."""
+        with self._lock.held():
+            yield
 
     def object_store(self) -> StoreState:
         """Loose objects (estimated), packs and when last packed (``git.packing``): a few stats."""

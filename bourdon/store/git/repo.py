@@ -279,6 +279,10 @@ class GitRepo:
             when=when,
         )
 
+    def write_object(self, kind: bytes, body: bytes) -> str:
+        """Write one object (blob, tree, commit or tag) as it is; return its id."""
+        return self._objects.write(kind, body)
+
     def import_commits(
         self, commits: Iterable[ImportedCommit], *, parent: str | None
     ) -> str | None:
@@ -376,8 +380,11 @@ class GitRepo:
             raise
         return self.read_ref(into)
 
-    def push(self, remote: str, commit: str, branch: str, timeout: float) -> bool:
-        """Push ``commit`` to ``branch`` of ``remote`` as a fast-forward only.
+    def push(
+        self, remote: str, commit: str, branch: str, timeout: float, *, force: bool = False
+    ) -> bool:
+        """Push ``commit`` to ``branch`` of ``remote`` as a fast-forward only (unless ``force``:
+        after a purge rewrote the history the remote holds).
 
         Returns ``False`` when the remote refused because its branch moved on (fetch and
         integrate, then try again); raises ``GitError`` for any other refusal.
@@ -389,7 +396,7 @@ class GitRepo:
                 "--quiet",
                 "--no-verify",
                 remote,
-                f"{commit}:refs/heads/{branch}",
+                f"{'+' if force else ''}{commit}:refs/heads/{branch}",
                 network=True,
                 timeout=timeout,
             )
