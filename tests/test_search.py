@@ -173,7 +173,7 @@ def test_min_score_drops_weak_matches(index: Index) -> None:
     everything = find(index, "ledger imports")
     strong = find(index, "ledger imports", min_score=0.5)
     assert 1 <= len(strong["results"]) < len(everything["results"])
-    assert strong["total_matches"] == everything["total_matches"]  # every match is counted
+    assert strong["meta"]["matched"] == everything["meta"]["matched"]  # every match is counted
     assert all(r["score"] >= everything["results"][0]["score"] / 2 for r in strong["results"])
 
 
@@ -202,13 +202,13 @@ def test_pages_cover_every_match_once_in_order(index: Index) -> None:
     cursor = None
     while True:
         page = search_federation(index, "ledger", top_k=3, cursor=cursor)
-        assert page["total_matches"] == whole["total_matches"]
+        assert page["meta"]["matched"] == whole["meta"]["matched"]
         seen += ids(page)
         if not page["has_more"]:
             assert page["next_cursor"] is None
             break
         cursor = page["next_cursor"]
-    assert seen == ids(whole) and len(seen) == len(set(seen)) == whole["total_matches"]
+    assert seen == ids(whole) and len(seen) == len(set(seen)) == whole["meta"]["matched"]
     from bourdon.errors import InputError
 
     first = search_federation(index, "ledger", top_k=3)

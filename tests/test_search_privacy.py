@@ -163,5 +163,5 @@ def test_the_canary_is_found_by_whoever_may_see_it(tmp_path: Path) -> None:
                                        PRIVATE_CANARY)])  # fmt: skip
     access = resolve("private", True)
     found = search(index, PRIVATE_CANARY, access=access, top_k=50)
-    assert found["total_matches"] == 3
-    assert search(index, PRIVATE_CANARY, access=resolve("team", False))["total_matches"] == 0
+    assert found["meta"]["matched"] == 3
+    assert search(index, PRIVATE_CANARY, access=resolve("team", False))["meta"]["matched"] == 0

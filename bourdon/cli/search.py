@@ -77,7 +77,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(f"{result['score']:>8.3f}  {result['source']:<10} {data['agent']:<16} {label}")
         print(f"          {result['snippet']}")
     shown = len(answer["results"])
-    print(f"{shown} of {answer['total_matches']} matches.")
+    print(f"{shown} of {answer['meta']['matched']} matches.")
     if answer["has_more"]:
         print(f"More: --cursor {answer['next_cursor']}")
     return 0

@@ -4,7 +4,7 @@ A peer's BM25 scores are on its own scale (its own rows' statistics), so scores 
 libraries are not compared: the merged list takes the best local result, then each peer's
 best, then every list's second, and so on, cut back to the page size. Each peer result is
 filtered again on arrival (``answers.seen_at``), checked for shape, and its agent tagged
-``peer:<name>:<agent>``; ``total_matches`` adds what the peers counted.
+``peer:<name>:<agent>``; ``meta.matched`` adds what the peers counted.
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ def merge_search(answer: dict[str, Any], answers: list[PeerAnswer], level: Visib
     for peer in answers:
         found = _peer_results(peer, level)
         lists.append(found)
-        total = (peer.payload or {}).get("total_matches")
+        payload = peer.payload or {}
+        total = (payload.get("meta") or {}).get("matched", payload.get("total_matches"))
         ok = isinstance(total, int) and not isinstance(total, bool) and total >= len(found)
         counted += total if ok else len(found)  # type: ignore[operator]
     merged: list[dict[str, Any]] = []
@@ -64,7 +65,8 @@ def merge_search(answer: dict[str, Any], answers: list[PeerAnswer], level: Visib
     for rank in range(depth):
         merged.extend(x[rank] for x in lists if rank < len(x))
     answer["results"] = merged[:size]
-    answer["total_matches"] = answer["total_matches"] + counted
+    answer["total_matches"] = len(answer["results"])
+    answer["meta"]["matched"] = answer["meta"]["matched"] + counted
     if len(merged) > size:
         answer["truncated"] = True
     answer["meta"]["peer_results"] = sum(1 for r in answer["results"] if "peer" in r["metadata"])

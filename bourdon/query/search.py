@@ -137,7 +137,7 @@ def search(
     next_cursor = _encode(binding, served + size, best) if more else None
     return {
         "query": text,
-        "total_matches": total,
+        "total_matches": len(page),  # the reference's meaning: the results in this answer
         "results": page,
         "truncated": more,
         "has_more": more,
@@ -150,7 +150,7 @@ def search(
             min_score=floor,
             filters={k: v for k, v in filters.items() if v is not None},
             returned=len(page),
-            total_matches=total,
+            matched=total,
             truncated=more,
             ranking="bm25",
             warnings=warnings,
@@ -280,3 +280,10 @@ def _decode(cursor: object, binding: str) -> tuple[int, float]:
     if isinstance(best, bool) or not isinstance(best, int | float):
         raise bad
     return (served, float(best))
+
+
+def prepare(index: Index) -> None:
+    """Bring the library's search file up to the index's snapshot (the server's idle work), so
+    the first search, or turn brief, after a start or a write does no indexing."""
+    with tables_of(index.root).table_for(index.state, resolve("team", False)):
+        pass
