@@ -265,3 +265,21 @@ def test_bourdon_turn_prints_the_brief_and_refuses_an_unknown_format(
     assert answer["meta"]["max_items"] == 2
     assert main([*args, "--format", "toml"]) == 2
     assert "markdown, json, xml, compact, brief, yaml" in capsys.readouterr().err
+
+
+def test_a_prompt_naming_no_known_entity_is_answered_from_full_text_search(sample: Index) -> None:
+    # No name or alias in the prompt: recognition finds nothing, search finds the decision
+    # whose summary tells of the alias bomb, and the session where the reader learned to refuse.
+    answer = compile_turn(sample, "why did the alias bomb test take two gigabytes")
+    names = [item["name"] for item in answer["items"]]
+    assert names[0] == "Refuse YAML anchors and aliases"
+    assert answer["items"][0]["kind"] == "entity"
+    assert answer["items"][0]["source_agents"] == ["claude-code"]
+    assert "dotfiles" not in str(answer)  # private rows stay out of the search as well
+
+
+def test_a_private_row_is_never_a_search_candidate_for_a_team_brief(sample: Index) -> None:
+    # dotfiles is private (claude-code): its session's words match, but the brief is team.
+    answer = compile_turn(sample, "chezmoi zsh tmux")
+    assert answer["items"] == []
+    assert "chezmoi" not in answer["brief"]

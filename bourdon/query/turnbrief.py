@@ -5,8 +5,9 @@ prompt, the working folder, the caller's access and what recognition found) that
 scored ``Candidate`` rows the caller may see; ranking merges them, best score first, keeps
 ``max_items`` (clamped 1..20) and the renderers of ``bourdon.query.turnformats`` drop whole
 items, never part of a line, until the rendering fits ``max_chars`` (clamped 320..8000). Both
-applied bounds are reported. Like the other turn-start answers it reads only the index: no file,
-git or network I/O, and rows that do not hold today (``bourdon.query.validity``) never
+applied bounds are reported. Recognition and the folder's sessions come from the index alone;
+only a prompt they find nothing for is searched (the library's search file, brought up to date
+first when a write changed it). Rows that do not hold today (``bourdon.query.validity``) never
 appear, since recognition leaves them out.
 
 The answer has the reference's keys (``schema_version``, ``agent_id``, ``routing``, ``brief``,
@@ -28,6 +29,7 @@ from bourdon.query.context import MAX_AGENT, one_line
 from bourdon.query.index import Index
 from bourdon.query.mentions import CONFIDENCE_RANK, MAX_PROMPT, confidence, name_words, recognize
 from bourdon.query.rowid import row_id
+from bourdon.query.search import search
 from bourdon.query.turnformats import FORMATS, render
 
 SCHEMA_VERSION: Final = "bourdon.turn-brief/v1"
@@ -38,6 +40,11 @@ PROJECT_BONUS: Final = 10.0  # an entity that is the working folder's project
 SESSION_HERE: Final = 45.0  # a session in the same working folder
 SESSION_ABOUT: Final = 40.0  # a session whose focus is an entity the prompt names
 SESSIONS_PER_SOURCE: Final = 6
+# Full-text hits are the weakest evidence (rows whose words the prompt shares): scored under
+# every recognition match and folder session, should both ever be asked together.
+SEARCH_BASE: Final = 20.0
+SEARCH_SPAN: Final = 15.0  # the best hit scores SEARCH_BASE + SEARCH_SPAN
+SEARCH_HITS: Final = 4
 
 
 class Candidate(NamedTuple):
@@ -138,9 +145,38 @@ def session_candidates(turn: Turn) -> list[Candidate]:
     return found
 
 
-# Where candidates come from; full-text search hits are one more source to add here.
-SOURCES: Final[tuple[Source, ...]] = (entity_candidates, session_candidates)
-KIND_ORDER: Final = {"entity": 0, "session": 1}
+def search_candidates(turn: Turn) -> list[Candidate]:
+    """Rows whose words the prompt shares (BM25 over what the caller may see), when neither
+    recognition nor the working folder found anything: a prompt that names no known entity
+    still gets the rows it talks about."""
+    if turn.matches or turn.cwd or not turn.prompt.strip():
+        return []
+    answer = search(turn.index, turn.prompt[:MAX_PROMPT], access=turn.access, top_k=SEARCH_HITS)
+    hits = answer["results"]
+    best = max((h["score"] for h in hits), default=0.0) or 1.0
+    found = []
+    for hit in hits:
+        data = hit["metadata"]
+        label = str(data.get("name") or data.get("date") or "")
+        name = label if hit["source"] in ("entity", "workstream") else f"{label} {hit['source']}"
+        found.append(
+            Candidate(
+                kind=hit["source"],
+                name=name.strip(),
+                summary=hit["snippet"].replace("**", ""),
+                score=SEARCH_BASE + SEARCH_SPAN * hit["score"] / best,
+                reason="shares words with the prompt",
+                source_agents=(data["agent"],),
+                ids=(hit["doc_id"],),
+                parts=(("full-text match", round(hit["score"], 3)),),
+            )
+        )
+    return found
+
+
+# Where candidates come from: recognition, the working folder's sessions, full-text search.
+SOURCES: Final[tuple[Source, ...]] = (entity_candidates, session_candidates, search_candidates)
+KIND_ORDER: Final = {"entity": 0, "session": 1, "workstream": 2, "note": 3}
 SLIM_KEYS: Final = ("rank", "kind", "name", "summary", "source_agents")  # the reference's
 
 
