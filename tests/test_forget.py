@@ -18,6 +18,7 @@ from bourdon.errors import NotFoundError
 from bourdon.ingest.pipeline import export_reader
 from bourdon.readers.base import ReaderContext
 from bourdon.serve.server import create_server
+from bourdon.store import forgetting
 from bourdon.store.git.process import run_git
 from bourdon.store.library import Library
 from bourdon.store.provenance import Provenance, trailers
@@ -182,3 +183,16 @@ def test_a_quarantined_forget_is_staged_and_the_live_manifest_is_untouched(lib: 
     assert entity_names(lib, "alpha") == head_rows
     staged = lib.read_staged("alpha-chat", "alpha")
     assert [r["name"] for r in staged.rows("known_entities")] == ["Vega"]
+
+
+def test_promoting_a_staged_forget_forgets_in_the_live_manifest(lib: Library) -> None:
+    lib.forget("Orion", agent_id="alpha", staged_by="alpha-chat")
+    assert "Orion" in entity_names(lib, "alpha")  # staged: nothing live yet
+    lib.promote("alpha-chat", "alpha")
+    assert "Orion" not in entity_names(lib, "alpha")
+    live = lib.read("alpha").data
+    assert "x-bourdon-forget" not in live  # the request is not part of the live manifest
+    for section in ("known_workstreams", "notes"):
+        for row in live.get(section) or []:
+            assert "Orion" not in (row.get("related_entities") or [])
+    assert forgetting.tombstone("Orion") in lib.tombstones()  # exports keep it out too

@@ -19,7 +19,7 @@ from bourdon.merge.floor import keep_floor, lowered
 from bourdon.merge.threeway import Conflict, merge3
 from bourdon.merge.twoway import MergeStats, RowChanges, compare, merge, regenerate
 from bourdon.model import AGENT_TYPES, ROW_SECTIONS
-from bourdon.store.forgetting import forget
+from bourdon.store.forgetting import FORGET_REQUEST, forget, names_of
 
 # A write the reference staged carries its review notes under this key (``staging:``).
 REFERENCE_STAGING_NOTES: Final = "staging"
@@ -137,17 +137,34 @@ def importing(data: dict[str, Any], source: dict[str, str]) -> Compute:
     return compute
 
 
-def promoting(staged: dict[str, Any]) -> Compute:
-    """``Library.promote``: a staged write's rows merged in, keeping the ``source`` it has."""
+def promoting(staged: dict[str, Any], forgotten: list[str] | None = None) -> Compute:
+    """``Library.promote``: a staged write's rows merged in, keeping the ``source`` it has;
+    ``forgotten``: the names a staged forget asked for, then removed from the result."""
     # A write the reference staged carries its review notes (taint) under 'staging:'; like
     # the reference, promotion leaves them out of the live manifest.
     staged = {k: v for k, v in staged.items() if k != REFERENCE_STAGING_NOTES}
 
     def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
         result, stats = merge(current, staged, mode="merge")
-        return keep_floor(result, current), stats
+        result = keep_floor(result, current)
+        for name in forgotten or ():
+            result, _ = forget(result, names_of(result, name))
+        if forgotten:
+            stats = stats_of(compare(current, result))
+        return result, stats
 
     return compute
+
+
+def asking_to_forget(compute: Compute, name: str) -> Compute:
+    """A staged forget: the staged file also names what it asks to forget (``FORGET_REQUEST``)."""
+
+    def asking(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
+        result, stats = compute(current)
+        asked = [n for n in result.get(FORGET_REQUEST) or [] if isinstance(n, str)]
+        return {**result, FORGET_REQUEST: sorted({*asked, name})}, stats
+
+    return asking
 
 
 def restoring(restored: dict[str, Any]) -> Compute:

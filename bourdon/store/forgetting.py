@@ -21,6 +21,9 @@ from typing import Any, Final
 from bourdon.model import ENTITIES, NOTES, SESSIONS, WORKSTREAMS, fold, row_visibility
 
 FORGOTTEN: Final = "agents/.forgotten"
+# A staged forget names what it asks for in this top-level field of the staged file: merging
+# the staged rows cannot remove anything, so promotion forgets these names in the live manifest.
+FORGET_REQUEST: Final = "x-bourdon-forget"
 _KEY: Final = b"bourdon-forget-v1"
 # The list fields that mention entities by name, per section.
 MENTIONS: Final = {

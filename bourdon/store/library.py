@@ -363,7 +363,9 @@ class Library:
                 # it removes is counted in the live manifest it was made from.
                 check_agent_id(staged_by, "caller id")
                 who = dataclasses.replace(who, caller=staged_by)
-                compute = changes.forgetting(names, {}, level, start=data)
+                compute = changes.asking_to_forget(
+                    changes.forgetting(names, {}, level, start=data), name
+                )
                 path = staging_path(staged_by, each)
                 result = self._writer.write(path, each, "stage", who, compute, None)
                 result = dataclasses.replace(result, staged=True)
@@ -482,14 +484,21 @@ class Library:
         """Merge a staged write (passed through ``clean``) into the live manifest, one commit."""
         staged_path = staging_path(caller, agent_id)
         staged = self._manifests.data(staged_path, None, f"{caller}/{agent_id} in staging")
+        asked = [n for n in staged.get(forgetting.FORGET_REQUEST) or [] if isinstance(n, str)]
+        staged = {k: v for k, v in staged.items() if k != forgetting.FORGET_REQUEST}
+        also: dict[str, bytes | None] = {staged_path: None}
+        if asked:  # a staged forget: tombstoned like one the operator made
+            also[FORGOTTEN] = forgetting.format_tombstones(
+                {*self.tombstones(), *map(forgetting.tombstone, asked)}
+            )
         return self._writer.write(
             agent_path(agent_id),
             agent_id,
             "promote",
             writer(provenance, self.machine),
-            changes.promoting(clean(staged) if clean else staged),
+            changes.promoting(clean(staged) if clean else staged, forgotten=asked),
             None,
-            also={staged_path: None},
+            also=also,
             extra={"Stager": caller},
             force=True,
         )
