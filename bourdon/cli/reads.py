@@ -7,13 +7,10 @@ People reading their own library see team rows by default; ``--private`` adds pr
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bourdon.cli import output
-from bourdon.cli.shared import library_path, report_recovery
-
-if TYPE_CHECKING:
-    from bourdon.query.index import Index
+from bourdon.cli.shared import levels, load_index, warn
 
 
 def register(sub: Any) -> None:
@@ -153,28 +150,6 @@ def cmd_prepare_turn(args: argparse.Namespace) -> int:
     return 0
 
 
-def load_index(args: argparse.Namespace) -> Index:
-    from bourdon.query.index import Index
-    from bourdon.store.library import Library
-
-    root = library_path(args)
-    library = Library.open(root)  # says clearly when this is not a library, and reconciles
-    report_recovery(library)
-    library.close()
-    index = Index(root.absolute())
-    index.refresh()
-    return index
-
-
-def levels(args: argparse.Namespace) -> tuple[str, bool]:
-    if args.private:
-        return "private", True
-    return args.access_level, args.access_level == "private"
-
-
-def warn(answer: dict[str, Any]) -> None:
-    for warning in answer.get("meta", {}).get("warnings", []):
-        output.error(f"warning: {warning}")
 
 
 def cmd_agents(args: argparse.Namespace) -> int:

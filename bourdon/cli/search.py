@@ -38,17 +38,10 @@ def register(sub: Any) -> None:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from bourdon.cli.shared import library_path, report_recovery
-    from bourdon.query.index import Index
+    from bourdon.cli.shared import load_index
     from bourdon.query.search import search_federation
-    from bourdon.store.library import Library
 
-    root = library_path(args)
-    library = Library.open(root)  # says clearly when this is not a library, and reconciles
-    report_recovery(library)
-    library.close()
-    index = Index(root.absolute())
-    index.refresh()
+    index = load_index(args)
     private = args.private or args.access_level == "private"
     level, include_private = ("private", True) if private else (args.access_level, False)
     answer = search_federation(

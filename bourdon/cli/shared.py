@@ -23,6 +23,7 @@ from bourdon.digest import digest8
 from bourdon.errors import InputError
 
 if TYPE_CHECKING:
+    from bourdon.query.index import Index
     from bourdon.readers.base import ReaderContext
     from bourdon.store.writes import WriteResult
 
@@ -128,6 +129,33 @@ def report_recovery(library: Any) -> None:
     for action in library.recovered:
         output.error(f"recovered from an interrupted write: {action}")
     library.recovered.clear()
+
+
+def load_index(args: argparse.Namespace) -> Index:
+    """The index of ``--library``, opened (and reconciled) first so a bad path says so."""
+    from bourdon.query.index import Index
+    from bourdon.store.library import Library
+
+    root = library_path(args)
+    library = Library.open(root)  # says clearly when this is not a library, and reconciles
+    report_recovery(library)
+    library.close()
+    index = Index(root.absolute())
+    index.refresh()
+    return index
+
+
+def levels(args: argparse.Namespace) -> tuple[str, bool]:
+    """``(access_level, include_private)`` from ``--access-level`` and ``--private``."""
+    if args.private:
+        return "private", True
+    return args.access_level, args.access_level == "private"
+
+
+def warn(answer: dict[str, Any]) -> None:
+    """An answer's ``meta.warnings``, on standard error."""
+    for warning in answer.get("meta", {}).get("warnings", []):
+        output.error(f"warning: {warning}")
 
 
 def read_input(name: str) -> bytes:

@@ -7,13 +7,10 @@ They answer from ``bourdon.query.walk`` in-process, like the MCP tools; team row
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bourdon.cli import output
-from bourdon.cli.shared import library_path, report_recovery
-
-if TYPE_CHECKING:
-    from bourdon.query.index import Index
+from bourdon.cli.shared import levels, load_index, warn
 
 
 def register(sub: Any) -> None:
@@ -116,27 +113,3 @@ def cmd_slice(args: argparse.Namespace) -> int:
     return 0
 
 
-# Command groups meet only in shared and output (the cli-inside contract), so these three
-# small helpers are this group's own, as they are the reads group's.
-def load_index(args: argparse.Namespace) -> Index:
-    from bourdon.query.index import Index
-    from bourdon.store.library import Library
-
-    root = library_path(args)
-    library = Library.open(root)  # says clearly when this is not a library, and reconciles
-    report_recovery(library)
-    library.close()
-    index = Index(root.absolute())
-    index.refresh()
-    return index
-
-
-def levels(args: argparse.Namespace) -> tuple[str, bool]:
-    if args.private:
-        return "private", True
-    return args.access_level, args.access_level == "private"
-
-
-def warn(answer: dict[str, Any]) -> None:
-    for warning in answer.get("meta", {}).get("warnings", []):
-        output.error(f"warning: {warning}")
