@@ -31,6 +31,14 @@ def _strings(value: object) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else ()
 
 
+_VALIDITY = frozenset({"valid_from", "valid_to", "supersedes"})
+_UNBOUNDED: tuple[None, None, tuple[str, ...]] = (None, None, ())  # most rows have no bounds
+
+
+def _validity(row: Mapping[str, Any]) -> tuple[str | None, str | None, tuple[str, ...]]:
+    return _date(row.get("valid_from")), _date(row.get("valid_to")), _strings(row.get("supersedes"))
+
+
 def _date(value: object) -> str | None:
     # A validated date is a YYYY-MM-DD string; anything else (an empty field) sets no bound.
     return value if isinstance(value, str) and value else None
@@ -173,9 +181,7 @@ class AgentView:
                 _strings(get(row, "tags")),
                 vis(row),
                 get(row, "last_touched"),
-                _date(get(row, "valid_from")),
-                _date(get(row, "valid_to")),
-                _strings(get(row, "supersedes")),
+                *(_UNBOUNDED if row.keys().isdisjoint(_VALIDITY) else _validity(row)),
             )
             for row in _rows(data, ENTITIES)
         ]
