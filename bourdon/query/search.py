@@ -281,9 +281,3 @@ def _decode(cursor: object, binding: str) -> tuple[int, float]:
         raise bad
     return (served, float(best))
 
-
-def prepare(index: Index) -> None:
-    """Bring the library's search file up to the index's snapshot (the server's idle work), so
-    the first search, or turn brief, after a start or a write does no indexing."""
-    with tables_of(index.root).table_for(index.state, resolve("team", False)):
-        pass

@@ -20,7 +20,6 @@ from bourdon.access.audit import AuditLog
 from bourdon.access.trust import MemberRegistry
 from bourdon.federation.client import DEFAULT_DEADLINE, RECOGNITION_DEADLINE
 from bourdon.model import Visibility
-from bourdon.query import search
 from bourdon.query.index import Index
 from bourdon.serve.caller import register_caller_tool
 from bourdon.serve.config import bourdon_home, build_federation, machine_name, reader_context
@@ -108,7 +107,6 @@ def create_server(
     def warm_up() -> None:
         idx.cache.flush()
         idx.warm(int(Visibility.TEAM))
-        search.prepare(idx)
 
     warmup = IdleWarmup(warm_up)
     with _sdk_logging_setup_skipped():
