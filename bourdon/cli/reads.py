@@ -14,29 +14,16 @@ from bourdon.cli.shared import levels, load_index, warn
 
 
 def register(sub: Any) -> None:
-    from bourdon.cli.shared import add_json
-
-    def access(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--access-level",
-            choices=("public", "team", "private"),
-            default="team",
-            help="the widest visibility to show (default: team)",
-        )
-        p.add_argument(
-            "--private",
-            action="store_true",
-            help="show private rows too (same as --access-level private)",
-        )
+    from bourdon.cli.shared import add_access, add_json
 
     p = sub.add_parser("agents", help="the agents in the library, with what each knows")
-    access(p)
+    add_access(p)
     add_json(p)
     p.set_defaults(func=cmd_agents)
 
     p = sub.add_parser("find", help="what every agent knows about a name (typos forgiven)")
     p.add_argument("name", metavar="NAME")
-    access(p)
+    add_access(p)
     add_json(p)
     p.set_defaults(func=cmd_find)
 
@@ -45,7 +32,7 @@ def register(sub: Any) -> None:
     p.add_argument("--agent", metavar="AGENT", help="only this agent's sessions")
     p.add_argument("--limit", type=int, default=20, metavar="N", help="page size (max 100)")
     p.add_argument("--cursor", metavar="C", help="next_cursor of a previous page")
-    access(p)
+    add_access(p)
     add_json(p)
     p.set_defaults(func=cmd_recent)
 
@@ -53,7 +40,7 @@ def register(sub: Any) -> None:
     p.add_argument("project", metavar="PROJECT")
     p.add_argument("--limit", type=int, default=20, metavar="N", help="sessions to show (max 100)")
     p.add_argument("--cursor", metavar="C", help="next_cursor of a previous page of sessions")
-    access(p)
+    add_access(p)
     add_json(p)
     p.set_defaults(func=cmd_summary)
 

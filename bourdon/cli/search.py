@@ -14,7 +14,7 @@ from bourdon.cli import output
 
 
 def register(sub: Any) -> None:
-    from bourdon.cli.shared import add_json
+    from bourdon.cli.shared import add_access, add_json
 
     p = sub.add_parser("search", help="full-text search over every agent's rows (BM25)")
     p.add_argument("query", metavar="QUERY", help='words, "a phrase", or a prefix*')
@@ -26,24 +26,17 @@ def register(sub: Any) -> None:
     p.add_argument("--until", metavar="DATE", help="only rows dated on or before (ISO date)")
     p.add_argument("--limit", type=int, metavar="N", help="results (default 5, max 50)")
     p.add_argument("--cursor", metavar="C", help="next_cursor of a previous page")
-    p.add_argument(
-        "--access-level",
-        choices=("public", "team", "private"),
-        default="team",
-        help="the widest visibility to search (default: team)",
-    )
-    p.add_argument("--private", action="store_true", help="search private rows too")
+    add_access(p)
     add_json(p)
     p.set_defaults(func=cmd_search)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from bourdon.cli.shared import load_index
+    from bourdon.cli.shared import levels, load_index
     from bourdon.query.search import search_federation
 
     index = load_index(args)
-    private = args.private or args.access_level == "private"
-    level, include_private = ("private", True) if private else (args.access_level, False)
+    level, include_private = levels(args)
     answer = search_federation(
         index,
         args.query,

@@ -89,6 +89,21 @@ def add_json(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(prints_json=True)
 
 
+def add_access(parser: argparse.ArgumentParser) -> None:
+    """``--access-level`` and ``--private``, as every read command takes them (``levels``)."""
+    parser.add_argument(
+        "--access-level",
+        choices=("public", "team", "private"),
+        default="team",
+        help="the widest visibility to show (default: team)",
+    )
+    parser.add_argument(
+        "--private",
+        action="store_true",
+        help="show private rows too (same as --access-level private)",
+    )
+
+
 def refused_json(args: argparse.Namespace) -> str | None:
     """Why ``--json`` cannot be honoured for the parsed command, or ``None`` if it can."""
     if getattr(args, "json", False) and not getattr(args, "prints_json", False):

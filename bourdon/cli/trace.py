@@ -10,22 +10,16 @@ import argparse
 from typing import Any
 
 from bourdon.cli import output
-from bourdon.cli.shared import open_library
+from bourdon.cli.shared import levels, open_library
 
 
 def register(sub: Any) -> None:
-    from bourdon.cli.shared import add_json
+    from bourdon.cli.shared import add_access, add_json
 
     p = sub.add_parser("trace", help="an entity's timeline: who recorded and changed it, when")
     p.add_argument("name", metavar="NAME", help="the entity's name or one of its aliases")
     p.add_argument("--agent", metavar="AGENT", help="only this agent's history")
-    p.add_argument(
-        "--access-level",
-        choices=("public", "team", "private"),
-        default="team",
-        help="the widest visibility to show (default: team)",
-    )
-    p.add_argument("--private", action="store_true", help="same as --access-level private")
+    add_access(p)
     p.add_argument("--limit", type=int, metavar="N", help="the newest N events (default 200)")
     add_json(p)
     p.set_defaults(func=cmd_trace)
@@ -34,11 +28,8 @@ def register(sub: Any) -> None:
 def cmd_trace(args: argparse.Namespace) -> int:
     from bourdon.query.trace import trace_entity
 
-    level = "private" if args.private else args.access_level
     library = open_library(args)
-    answer = trace_entity(
-        library, args.name, level, level == "private", agent=args.agent, limit=args.limit
-    )
+    answer = trace_entity(library, args.name, *levels(args), agent=args.agent, limit=args.limit)
     if args.json:
         output.print_json(answer)
         return 0

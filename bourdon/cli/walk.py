@@ -14,16 +14,7 @@ from bourdon.cli.shared import levels, load_index, warn
 
 
 def register(sub: Any) -> None:
-    from bourdon.cli.shared import add_json
-
-    def access(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--access-level",
-            choices=("public", "team", "private"),
-            default="team",
-            help="the widest visibility to show (default: team)",
-        )
-        p.add_argument("--private", action="store_true", help="show private rows too")
+    from bourdon.cli.shared import add_access, add_json
 
     p = sub.add_parser("neighbors", help="the rows around a name or row id, nearest first")
     p.add_argument("name", metavar="NAME", nargs="+", help="entity names or row ids (up to 8)")
@@ -37,14 +28,14 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--type", action="append", metavar="TYPE", help="show only this kind or type")
     p.add_argument("--outgoing-only", action="store_true", help="do not follow edges backwards")
-    access(p)
+    add_access(p)
     add_json(p)
     p.set_defaults(func=cmd_neighbors)
 
     p = sub.add_parser("slice", help="the rows dated around one row (by its id)")
     p.add_argument("id", metavar="ID", help="a row id, as `bourdon neighbors` prints them")
     p.add_argument("--window", type=int, default=3, metavar="N", help="rows to show (1-64)")
-    access(p)
+    add_access(p)
     add_json(p)
     p.set_defaults(func=cmd_slice)
 
