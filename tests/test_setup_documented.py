@@ -32,7 +32,6 @@ import os
 import subprocess
 import sys
 import tomllib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -243,7 +242,7 @@ def initialize(command: list[str], home: Path) -> str:
         with anyio.fail_after(60):
             async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
                 result = await s.initialize()
-                return result.serverInfo.name
+                return str(result.server_info.name)
 
     return anyio.run(go)
 
@@ -255,6 +254,5 @@ def test_every_registered_command_starts_a_server_that_answers_initialize(home: 
     commands: dict[tuple[str, ...], str] = {}
     for agent, path in files.items():
         commands.setdefault(tuple(command_of(agent, path)), agent)
-    started: Callable[[list[str]], str] = lambda c: initialize(c, home)  # noqa: E731
     for command, agent in commands.items():
-        assert started(list(command)), agent
+        assert initialize(list(command), home), agent
