@@ -68,6 +68,29 @@ USER_SETTINGS: dict[str, dict[str, Any]] = {
             ]
         },
     },
+    "cascade": {
+        "hooks": {
+            "pre_run_command": [{"command": "python3 ~/guard.py", "show_output": True}],
+            "post_cascade_response": [{"command": "~/bin/log-response", "show_output": False}],
+        }
+    },
+    "qwen-code": {
+        "model": {"name": "qwen3-coder-plus"},
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "run_shell_command",
+                    "hooks": [{"type": "command", "command": "check.sh", "timeout": 5000}],
+                }
+            ]
+        },
+    },
+    "copilot-cli": {
+        "version": 1,
+        "hooks": {
+            "preToolUse": [{"type": "command", "bash": "./audit.sh", "timeoutSec": 10}],
+        },
+    },
 }
 
 
@@ -110,13 +133,25 @@ def backups(path: Path) -> list[Path]:
 # -- the shipped hook files ---------------------------------------------------------------
 
 
+# The agents whose hook can hand turn-start context to the model, and the event it runs on.
+PROMPT_HOOKS = {
+    "claude-code": "UserPromptSubmit",
+    "codex": "UserPromptSubmit",
+    "gemini-cli": "BeforeAgent",
+}
+
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_the_hook_files_hold_no_logic_and_call_commands_that_exist(agent: str) -> None:
     path = hooks_dir() / TARGETS[agent].fragment
     assert path.is_relative_to(ROOT / "hooks")
     wanted = commands(agent)
     assert any(f"bourdon hook export {agent}" in c for c in wanted)
-    assert any(f"bourdon hook user-prompt --agent {agent}" in c for c in wanted)
+    prompt = {c for c in wanted if "user-prompt" in c}
+    if agent in PROMPT_HOOKS:
+        assert prompt == {f"{PROMPT_HOOKS[agent]}: bourdon hook user-prompt --agent {agent}"}
+    else:  # a prompt hook whose answer the agent ignores would only cost a start per prompt
+        assert prompt == set()
     parser = build_parser()
     for item in wanted:
         command = item.split(": ", 1)[1]
@@ -126,18 +161,165 @@ def test_the_hook_files_hold_no_logic_and_call_commands_that_exist(agent: str) -
         assert callable(args.func)
 
 
-def test_the_hook_files_use_each_agents_own_shape_and_events() -> None:
-    claude = fragment("claude-code")["hooks"]
-    assert set(claude) == {"SessionEnd", "Stop", "UserPromptSubmit"}
-    assert claude["Stop"][0]["hooks"][0]["type"] == "command"
-    cursor = fragment("cursor")
-    assert cursor["version"] == 1 and "command" in cursor["hooks"]["stop"][0]  # flat entries
-    gemini = fragment("gemini-cli")["hooks"]
-    assert {"BeforeAgent", "AfterAgent", "SessionEnd"} <= set(gemini)
-    assert gemini["BeforeAgent"][0]["hooks"][0]["timeout"] >= 1000  # milliseconds
-    codex = fragment("codex")["hooks"]
-    assert {"Stop", "UserPromptSubmit"} <= set(codex)
+# Each agent's hook file as its documentation describes it (hooks/README.md gives the sources).
+SHIPPED: dict[str, dict[str, Any]] = {
+    "claude-code": {
+        "hooks": {
+            "SessionEnd": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "bourdon hook export claude-code",
+                            "timeout": 120,
+                        }
+                    ]
+                }
+            ],
+            "Stop": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "bourdon hook export claude-code",
+                            "timeout": 120,
+                            "async": True,
+                        }
+                    ]
+                }
+            ],
+            "UserPromptSubmit": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "bourdon hook user-prompt --agent claude-code",
+                            "timeout": 10,
+                        }
+                    ]
+                }
+            ],
+        }
+    },
+    "codex": {
+        "hooks": {
+            "Stop": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "bourdon hook export codex",
+                            "timeout": 120,
+                            "statusMessage": "bourdon: exporting memory",
+                        }
+                    ]
+                }
+            ],
+            "UserPromptSubmit": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "bourdon hook user-prompt --agent codex",
+                            "timeout": 10,
+                        }
+                    ]
+                }
+            ],
+        }
+    },
+    # Cursor: flat entries under "version": 1; the export only (its prompt hook adds nothing).
+    "cursor": {
+        "version": 1,
+        "hooks": {"stop": [{"command": "bourdon hook export cursor", "timeout": 120}]},
+    },
+    # Gemini CLI waits for AfterAgent hooks at every turn; SessionEnd it does not wait for.
+    "gemini-cli": {
+        "hooks": {
+            "SessionEnd": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "name": "bourdon-export",
+                            "command": "bourdon hook export gemini-cli",
+                            "timeout": 120000,
+                        }
+                    ]
+                }
+            ],
+            "BeforeAgent": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "name": "bourdon-recognition",
+                            "command": "bourdon hook user-prompt --agent gemini-cli",
+                            "timeout": 10000,
+                        }
+                    ]
+                }
+            ],
+        }
+    },
+    # Windsurf's Cascade: flat entries, no version, show_output off.
+    "cascade": {
+        "hooks": {
+            "post_cascade_response": [
+                {"command": "bourdon hook export cascade", "show_output": False}
+            ]
+        }
+    },
+    # Qwen Code: Claude's shape, timeouts in milliseconds, async runs in the background.
+    "qwen-code": {
+        "hooks": {
+            "SessionEnd": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "name": "bourdon-export",
+                            "command": "bourdon hook export qwen-code",
+                            "timeout": 120000,
+                        }
+                    ]
+                }
+            ],
+            "Stop": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "name": "bourdon-export",
+                            "command": "bourdon hook export qwen-code",
+                            "timeout": 120000,
+                            "async": True,
+                        }
+                    ]
+                }
+            ],
+        }
+    },
+    # Copilot CLI: a file of bourdon's own, version 1, the command under "bash", seconds.
+    "copilot-cli": {
+        "version": 1,
+        "hooks": {
+            "sessionEnd": [
+                {"type": "command", "bash": "bourdon hook export copilot-cli", "timeoutSec": 120}
+            ]
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("agent", sorted(SHIPPED))
+def test_the_hook_files_use_each_agents_own_shape_and_events(agent: str) -> None:
+    assert fragment(agent) == SHIPPED[agent]
     assert (ROOT / "hooks" / "README.md").is_file()
+
+
+def test_every_agent_with_hooks_has_its_file_checked() -> None:
+    assert set(AGENTS) == set(SHIPPED)
 
 
 def test_default_settings_paths(tmp_path: Path) -> None:
@@ -145,6 +327,11 @@ def test_default_settings_paths(tmp_path: Path) -> None:
     assert settings_path("codex", tmp_path) == tmp_path / ".codex" / "hooks.json"
     assert settings_path("cursor", tmp_path) == tmp_path / ".cursor" / "hooks.json"
     assert settings_path("gemini-cli", tmp_path) == tmp_path / ".gemini" / "settings.json"
+    assert settings_path("cascade", tmp_path) == tmp_path / ".codeium" / "windsurf" / "hooks.json"
+    assert settings_path("qwen-code", tmp_path) == tmp_path / ".qwen" / "settings.json"
+    assert (
+        settings_path("copilot-cli", tmp_path) == tmp_path / ".copilot" / "hooks" / "bourdon.json"
+    )
     assert settings_path("codex", tmp_path, tmp_path / "x.json") == tmp_path / "x.json"
 
 
