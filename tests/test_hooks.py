@@ -111,7 +111,7 @@ def commands(agent: str) -> set[str]:
     for event, groups in fragment(agent)["hooks"].items():
         for group in groups:
             for handler in [group] if spec.flat else group["hooks"]:
-                found.add(f"{event}: {handler['command']}")
+                found.add(f"{event}: {handler[spec.command_key]}")
     return found
 
 
@@ -121,8 +121,8 @@ def present(data: dict[str, Any], agent: str) -> set[str]:
     for event, groups in data.get("hooks", {}).items():
         for group in groups:
             for handler in [group] if spec.flat else group.get("hooks", []):
-                if handler.get("command", "").startswith("bourdon "):
-                    found.add(f"{event}: {handler['command']}")
+                if handler.get(spec.command_key, "").startswith("bourdon "):
+                    found.add(f"{event}: {handler[spec.command_key]}")
     return found
 
 
@@ -404,7 +404,7 @@ def test_dry_runs_write_nothing(agent: str, tmp_path: Path, state: Path) -> None
     assert not missing.parent.exists()
 
 
-@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("agent", [a for a in AGENTS if len(commands(a)) > 1])
 def test_partial_installs_are_reported_and_completed(
     agent: str, tmp_path: Path, state: Path
 ) -> None:
@@ -572,7 +572,7 @@ def test_cli_install_status_and_uninstall(cli: Run, tmp_path: Path, isolated_hom
     assert json.loads(out)["hooks"][0]["state"] == "installed"
     code, out, _ = cli("hooks", "status")
     lines = out.splitlines()
-    assert lines[0].split() == ["AGENT", "STATE", "SETTINGS"] and len(lines) == 5
+    assert lines[0].split() == ["AGENT", "STATE", "SETTINGS"] and len(lines) == 1 + len(AGENTS)
     assert "not installed" in out  # the default places under the test's home are empty
     code, out, _ = cli("hooks", "uninstall", "gemini-cli", "--settings", path, "--json")
     data = json.loads(out)
@@ -581,6 +581,7 @@ def test_cli_install_status_and_uninstall(cli: Run, tmp_path: Path, isolated_hom
 
 
 def test_cli_install_into_the_default_place_under_home(cli: Run, isolated_home: Path) -> None:
+    (isolated_home / ".claude").mkdir()  # Claude Code is installed
     code, out, _ = cli("hooks", "install", "claude-code")
     target = isolated_home / ".claude" / "settings.json"
     assert code == 0 and target.exists() and str(target) in out
@@ -599,3 +600,153 @@ def test_cli_errors_are_one_line(cli: Run, tmp_path: Path) -> None:
     assert err.count("\n") == 1
     code, _, err = cli("hooks", "status", "--settings", path)
     assert code == 1 and "--settings needs an AGENT" in err
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_no_settings_file_is_made_for_an_agent_that_is_not_installed(
+    agent: str, cli: Run, isolated_home: Path
+) -> None:
+    target = settings_path(agent, isolated_home)
+    code, out, err = cli("hooks", "install", agent)
+    assert code == 4 and out == "" and "is not installed here" in err and "--force" in err
+    assert not target.exists() and sorted(p.name for p in isolated_home.iterdir()) == []
+    code, out, _ = cli("hooks", "install", agent, "--force")  # the user insists: it is made
+    assert code == 0 and target.is_file()
+    code, out, _ = cli("hooks", "uninstall", agent)
+    assert code == 0 and not target.exists()
+
+
+def test_installing_codex_hooks_says_they_must_be_trusted_in_codex(
+    cli: Run, isolated_home: Path
+) -> None:
+    (isolated_home / ".codex").mkdir()  # Codex is installed, with no hooks yet
+    code, out, _ = cli("hooks", "install", "codex")
+    assert code == 0 and (isolated_home / ".codex" / "hooks.json").is_file()
+    assert "type /hooks" in out and "trust them" in out
+    code, out, _ = cli("hooks", "install", "codex", "--json")
+    assert json.loads(out)["changed"] is False  # nothing changed, nothing to trust again
+    code, out, _ = cli("hooks", "install", "codex", "--json", "--library", isolated_home / "b")
+    data = json.loads(out)
+    assert data["changed"] and "/hooks" in data["notice"]  # a changed hook is trusted anew
+    code, out, _ = cli("hooks", "install", "claude-code", "--force")
+    assert code == 0 and "/hooks" not in out
+
+
+# What an older bourdon installed: hooks on events this one no longer uses.
+OLD_CURSOR = {
+    "version": 1,
+    "hooks": {
+        "stop": [{"command": "bourdon hook export cursor", "timeout": 120}],
+        "beforeSubmitPrompt": [
+            {"command": "bourdon hook user-prompt --agent cursor", "timeout": 10}
+        ],
+    },
+}
+OLD_GEMINI = {
+    "hooks": {
+        "AfterAgent": [
+            {"hooks": [{"type": "command", "name": "bourdon-export",
+                        "command": "bourdon hook export gemini-cli", "timeout": 120000}]}
+        ],
+        "SessionEnd": [
+            {"hooks": [{"type": "command", "name": "bourdon-export",
+                        "command": "bourdon hook export gemini-cli", "timeout": 120000}]}
+        ],
+        "BeforeAgent": [
+            {"hooks": [{"type": "command", "name": "bourdon-recognition",
+                        "command": "bourdon hook user-prompt --agent gemini-cli",
+                        "timeout": 10000}]}
+        ],
+    }
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("agent", "old", "gone"),
+    [
+        ("cursor", OLD_CURSOR, "beforeSubmitPrompt"),
+        ("gemini-cli", OLD_GEMINI, "AfterAgent"),
+    ],
+)
+def test_an_upgrade_takes_out_the_hooks_bourdon_no_longer_installs(
+    agent: str, old: dict[str, Any], gone: str, tmp_path: Path, state: Path
+) -> None:
+    path = tmp_path / "settings.json"
+    write(path, old)  # the older bourdon created the file, and remembered so
+    made = [["hooks"], *(["hooks", event] for event in old["hooks"])]
+    made += [["version"]] if "version" in old else []
+    record = {"agent": agent, "file_created": True, "created": made, "backup": None}
+    write(state / "hooks-installed.json", {str(path.absolute()): record})
+    change = install(agent, path, state_dir=state)
+    assert (
+        change.changed and change.removed and all(r.startswith(f"{gone}: ") for r in change.removed)
+    )
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert gone not in data["hooks"]  # install had made the list: it goes with its last entry
+    assert present(data, agent) == commands(agent)
+    assert not install(agent, path, state_dir=state).changed
+    uninstall(agent, path, state_dir=state)
+    assert not path.exists()  # the file was install's: it goes
+
+
+def test_an_upgrade_without_the_install_record_takes_out_the_old_hooks_too(
+    tmp_path: Path, state: Path
+) -> None:
+    path = tmp_path / "settings.json"
+    write(path, {"theme": "GitHub", **OLD_GEMINI})
+    change = install("gemini-cli", path, state_dir=state)
+    assert change.removed == ["AfterAgent: bourdon hook export gemini-cli"]
+    assert "AfterAgent" not in json.loads(path.read_text(encoding="utf-8"))["hooks"]
+
+
+def test_an_upgrade_keeps_the_users_own_hooks_on_a_retired_event(
+    tmp_path: Path, state: Path
+) -> None:
+    path = tmp_path / "hooks.json"
+    mine = {"command": "./hooks/check-prompt.sh"}
+    old = json.loads(json.dumps(OLD_CURSOR))
+    old["hooks"]["beforeSubmitPrompt"].insert(0, mine)
+    old["hooks"]["afterFileEdit"] = [{"command": "./hooks/format.sh"}]
+    write(path, old)
+    change = install("cursor", path, state_dir=state)
+    assert change.removed == ["beforeSubmitPrompt: bourdon hook user-prompt --agent cursor"]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["hooks"]["beforeSubmitPrompt"] == [mine]
+    assert data["hooks"]["afterFileEdit"] == [{"command": "./hooks/format.sh"}]
+    assert status("cursor", path).state == INSTALLED
+
+
+def test_an_upgrade_keeps_an_empty_list_the_user_had(tmp_path: Path, state: Path) -> None:
+    path = tmp_path / "hooks.json"
+    write(path, {"version": 1, "hooks": {"beforeSubmitPrompt": []}})
+    install("cursor", path, state_dir=state)  # the user's list, in install's record as theirs
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["hooks"]["beforeSubmitPrompt"].append(OLD_CURSOR["hooks"]["beforeSubmitPrompt"][0])
+    write(path, data)
+    install("cursor", path, state_dir=state)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["hooks"]["beforeSubmitPrompt"] == []
+
+
+def test_copilot_cli_hooks_live_in_a_file_of_their_own(tmp_path: Path, state: Path) -> None:
+    home = tmp_path / "home"
+    theirs = home / ".copilot" / "hooks" / "audit.json"
+    original = write(theirs, USER_SETTINGS["copilot-cli"])
+    path = settings_path("copilot-cli", home)
+    install("copilot-cli", path, state_dir=state, prefix=["/opt/b/bourdon", "--library", "/l"])
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data == {
+        "version": 1,
+        "hooks": {
+            "sessionEnd": [
+                {
+                    "type": "command",
+                    "bash": "/opt/b/bourdon --library /l hook export copilot-cli",
+                    "timeoutSec": 120,
+                }
+            ]
+        },
+    }
+    assert theirs.read_bytes() == original
+    uninstall("copilot-cli", path, state_dir=state)
+    assert not path.exists() and theirs.read_bytes() == original
