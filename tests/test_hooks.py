@@ -750,3 +750,17 @@ def test_copilot_cli_hooks_live_in_a_file_of_their_own(tmp_path: Path, state: Pa
     assert theirs.read_bytes() == original
     uninstall("copilot-cli", path, state_dir=state)
     assert not path.exists() and theirs.read_bytes() == original
+
+
+def test_status_calls_an_install_with_an_outdated_hook_partial(
+    cli: Run, tmp_path: Path, state: Path
+) -> None:
+    path = tmp_path / "hooks.json"
+    write(path, OLD_CURSOR)
+    found = status("cursor", path)
+    assert found.state == PARTIAL and found.missing == []
+    assert found.outdated == ["beforeSubmitPrompt: bourdon hook user-prompt --agent cursor"]
+    code, out, _ = cli("hooks", "status", "cursor", "--settings", path, "--library", "/l")
+    assert code == 0 and "outdated beforeSubmitPrompt" in out and "install' takes it out" in out
+    install("cursor", path, state_dir=state)
+    assert status("cursor", path).state == INSTALLED and status("cursor", path).outdated == []

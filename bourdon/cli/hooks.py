@@ -173,6 +173,8 @@ def cmd_hooks_status(args: argparse.Namespace) -> int:
     for s in found:
         for missing in s.get("missing", []) if s["state"] == "partial" else []:
             print(f"  {s['agent']}: missing {missing}")
+        for outdated in s.get("outdated", []):
+            print(f"  {s['agent']}: outdated {outdated} ('bourdon hooks install' takes it out)")
     return 0
 
 

@@ -47,6 +47,7 @@ from bourdon.ingest.settingsjson import (
     handlers_of,
     has_command,
     parse_settings,
+    retired_in,
     same_call,
     strip_ours,
 )
@@ -71,6 +72,7 @@ class Status:
     exists: bool
     present: list[str] = field(default_factory=list)  # "Event: command"
     missing: list[str] = field(default_factory=list)
+    outdated: list[str] = field(default_factory=list)  # an older bourdon's, install takes out
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +82,7 @@ class Status:
             "exists": self.exists,
             "present": self.present,
             "missing": self.missing,
+            "outdated": self.outdated,
         }
 
 
@@ -146,8 +149,9 @@ def require_agent(agent: str, home: Path) -> None:
 
 
 def status(agent: str, path: Path, prefix: Sequence[str] | None = None) -> Status:
-    """Installed (every bourdon entry present, as this ``prefix`` would write it), partial
-    (some) or not installed (none)."""
+    """Installed (every bourdon entry present, as this ``prefix`` would write it, and none on
+    an event bourdon no longer uses), partial (some, or an outdated one left) or not installed
+    (none)."""
     spec = target(agent)
     data, _ = _load(path)
     present: list[str] = []
@@ -156,8 +160,12 @@ def status(agent: str, path: Path, prefix: Sequence[str] | None = None) -> Statu
         command = entry[spec.command_key]
         label = f"{event}: {command}"
         (present if data and has_command(data, spec, event, command) else missing).append(label)
-    state = INSTALLED if not missing else PARTIAL if present else NOT_INSTALLED
-    return Status(agent, path, state, data is not None, present, missing)
+    outdated = retired_in(data, spec) if data else []
+    if not missing and not outdated:
+        state = INSTALLED
+    else:
+        state = PARTIAL if present or outdated else NOT_INSTALLED
+    return Status(agent, path, state, data is not None, present, missing, outdated)
 
 
 def statuses(

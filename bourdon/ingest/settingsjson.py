@@ -138,6 +138,18 @@ def has_command(data: dict[str, Any], spec: Target, event: str, command: str) ->
     return any(h.get(spec.command_key) == command for h in _handlers(data, spec, event))
 
 
+def retired_in(data: dict[str, Any], spec: Target) -> list[str]:
+    """The hooks an older bourdon installed on events this one no longer uses, still in
+    ``data``, as "Event: command" (``Target.retired``)."""
+    found = []
+    for event, call in spec.retired:
+        for handler in _handlers(data, spec, event):
+            command = handler.get(spec.command_key)
+            if hook_call(command) == call:
+                found.append(f"{event}: {command}")
+    return found
+
+
 def same_call(
     data: dict[str, Any], spec: Target, event: str, command: str
 ) -> dict[str, Any] | None:
