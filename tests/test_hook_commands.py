@@ -14,6 +14,7 @@ bourdon.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -44,6 +45,12 @@ def run(home: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
         [str(SCRIPT), *map(str, args)],
         capture_output=True, text=True, timeout=120, check=False, env=child_env(home),
     )  # fmt: skip
+
+
+def this_checkout() -> dict[str, str]:
+    """PYTHONPATH, when the tests run a checkout that the console script would not import."""
+    path = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": path} if path else {}
 
 
 def handlers(path: Path) -> list[tuple[str, str]]:
@@ -142,3 +149,33 @@ async def test_the_printed_client_config_starts_this_bourdon_without_path(tmp_pa
     async with Client(params) as client:
         found = await client.call_tool("find_entity", {"name": "bourdon", "access_level": "team"})
     assert found.structured_content and found.structured_content["matches"]
+
+
+@pytest.mark.parametrize(
+    ("agent", "event", "expected"),
+    [
+        ("gemini-cli", {"hook_event_name": "BeforeAgent"}, "BeforeAgent"),
+        ("gemini-cli", {}, "BeforeAgent"),  # no name in the input: the agent's own event
+        ("codex", {"hook_event_name": "UserPromptSubmit", "turn_id": "t-1"}, "UserPromptSubmit"),
+    ],
+)
+def test_the_prompt_hooks_answer_names_the_event_it_was_called_for(
+    agent: str, event: dict[str, str], expected: str, tmp_path: Path
+) -> None:
+    """Gemini CLI reads ``hookSpecificOutput`` only under its own event name, BeforeAgent."""
+    root = tmp_path / "lib"
+    make_library(root).close()
+    settings = tmp_path / "settings.json"
+    done = run(tmp_path / "home", "hooks", "install", agent, "--settings", settings,
+               "--library", root)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    prompt = next(c for _, c in ours(settings) if "user-prompt" in c)
+    said = subprocess.run(
+        ["/bin/sh", "-c", prompt],
+        input=json.dumps({"session_id": "s-1", "prompt": "what is ledgerline?", **event}),
+        capture_output=True, text=True, timeout=120, check=False,
+        env={"PATH": BARE_PATH, "HOME": str(tmp_path / "agent-home"), **this_checkout()},
+    )  # fmt: skip
+    assert said.returncode == 0 and said.stderr == "", said.stderr
+    answer = json.loads(said.stdout)["hookSpecificOutput"]
+    assert answer["hookEventName"] == expected and "ledgerline" in answer["additionalContext"]

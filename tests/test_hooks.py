@@ -68,6 +68,29 @@ USER_SETTINGS: dict[str, dict[str, Any]] = {
             ]
         },
     },
+    "cascade": {
+        "hooks": {
+            "pre_run_command": [{"command": "python3 ~/guard.py", "show_output": True}],
+            "post_cascade_response": [{"command": "~/bin/log-response", "show_output": False}],
+        }
+    },
+    "qwen-code": {
+        "model": {"name": "qwen3-coder-plus"},
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "run_shell_command",
+                    "hooks": [{"type": "command", "command": "check.sh", "timeout": 5000}],
+                }
+            ]
+        },
+    },
+    "copilot-cli": {
+        "version": 1,
+        "hooks": {
+            "preToolUse": [{"type": "command", "bash": "./audit.sh", "timeoutSec": 10}],
+        },
+    },
 }
 
 
@@ -88,7 +111,7 @@ def commands(agent: str) -> set[str]:
     for event, groups in fragment(agent)["hooks"].items():
         for group in groups:
             for handler in [group] if spec.flat else group["hooks"]:
-                found.add(f"{event}: {handler['command']}")
+                found.add(f"{event}: {handler[spec.command_key]}")
     return found
 
 
@@ -98,8 +121,8 @@ def present(data: dict[str, Any], agent: str) -> set[str]:
     for event, groups in data.get("hooks", {}).items():
         for group in groups:
             for handler in [group] if spec.flat else group.get("hooks", []):
-                if handler.get("command", "").startswith("bourdon "):
-                    found.add(f"{event}: {handler['command']}")
+                if handler.get(spec.command_key, "").startswith("bourdon "):
+                    found.add(f"{event}: {handler[spec.command_key]}")
     return found
 
 
@@ -110,13 +133,25 @@ def backups(path: Path) -> list[Path]:
 # -- the shipped hook files ---------------------------------------------------------------
 
 
+# The agents whose hook can hand turn-start context to the model, and the event it runs on.
+PROMPT_HOOKS = {
+    "claude-code": "UserPromptSubmit",
+    "codex": "UserPromptSubmit",
+    "gemini-cli": "BeforeAgent",
+}
+
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_the_hook_files_hold_no_logic_and_call_commands_that_exist(agent: str) -> None:
     path = hooks_dir() / TARGETS[agent].fragment
     assert path.is_relative_to(ROOT / "hooks")
     wanted = commands(agent)
     assert any(f"bourdon hook export {agent}" in c for c in wanted)
-    assert any(f"bourdon hook user-prompt --agent {agent}" in c for c in wanted)
+    prompt = {c for c in wanted if "user-prompt" in c}
+    if agent in PROMPT_HOOKS:
+        assert prompt == {f"{PROMPT_HOOKS[agent]}: bourdon hook user-prompt --agent {agent}"}
+    else:  # a prompt hook whose answer the agent ignores would only cost a start per prompt
+        assert prompt == set()
     parser = build_parser()
     for item in wanted:
         command = item.split(": ", 1)[1]
@@ -126,18 +161,165 @@ def test_the_hook_files_hold_no_logic_and_call_commands_that_exist(agent: str) -
         assert callable(args.func)
 
 
-def test_the_hook_files_use_each_agents_own_shape_and_events() -> None:
-    claude = fragment("claude-code")["hooks"]
-    assert set(claude) == {"SessionEnd", "Stop", "UserPromptSubmit"}
-    assert claude["Stop"][0]["hooks"][0]["type"] == "command"
-    cursor = fragment("cursor")
-    assert cursor["version"] == 1 and "command" in cursor["hooks"]["stop"][0]  # flat entries
-    gemini = fragment("gemini-cli")["hooks"]
-    assert {"BeforeAgent", "AfterAgent", "SessionEnd"} <= set(gemini)
-    assert gemini["BeforeAgent"][0]["hooks"][0]["timeout"] >= 1000  # milliseconds
-    codex = fragment("codex")["hooks"]
-    assert {"Stop", "UserPromptSubmit"} <= set(codex)
+# Each agent's hook file as its documentation describes it (hooks/README.md gives the sources).
+SHIPPED: dict[str, dict[str, Any]] = {
+    "claude-code": {
+        "hooks": {
+            "SessionEnd": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "bourdon hook export claude-code",
+                            "timeout": 120,
+                        }
+                    ]
+                }
+            ],
+            "Stop": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "bourdon hook export claude-code",
+                            "timeout": 120,
+                            "async": True,
+                        }
+                    ]
+                }
+            ],
+            "UserPromptSubmit": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "bourdon hook user-prompt --agent claude-code",
+                            "timeout": 10,
+                        }
+                    ]
+                }
+            ],
+        }
+    },
+    "codex": {
+        "hooks": {
+            "Stop": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "bourdon hook export codex",
+                            "timeout": 120,
+                            "statusMessage": "bourdon: exporting memory",
+                        }
+                    ]
+                }
+            ],
+            "UserPromptSubmit": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "bourdon hook user-prompt --agent codex",
+                            "timeout": 10,
+                        }
+                    ]
+                }
+            ],
+        }
+    },
+    # Cursor: flat entries under "version": 1; the export only (its prompt hook adds nothing).
+    "cursor": {
+        "version": 1,
+        "hooks": {"stop": [{"command": "bourdon hook export cursor", "timeout": 120}]},
+    },
+    # Gemini CLI waits for AfterAgent hooks at every turn; SessionEnd it does not wait for.
+    "gemini-cli": {
+        "hooks": {
+            "SessionEnd": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "name": "bourdon-export",
+                            "command": "bourdon hook export gemini-cli",
+                            "timeout": 120000,
+                        }
+                    ]
+                }
+            ],
+            "BeforeAgent": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "name": "bourdon-recognition",
+                            "command": "bourdon hook user-prompt --agent gemini-cli",
+                            "timeout": 10000,
+                        }
+                    ]
+                }
+            ],
+        }
+    },
+    # Windsurf's Cascade: flat entries, no version, show_output off.
+    "cascade": {
+        "hooks": {
+            "post_cascade_response": [
+                {"command": "bourdon hook export cascade", "show_output": False}
+            ]
+        }
+    },
+    # Qwen Code: Claude's shape, timeouts in milliseconds, async runs in the background.
+    "qwen-code": {
+        "hooks": {
+            "SessionEnd": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "name": "bourdon-export",
+                            "command": "bourdon hook export qwen-code",
+                            "timeout": 120000,
+                        }
+                    ]
+                }
+            ],
+            "Stop": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "name": "bourdon-export",
+                            "command": "bourdon hook export qwen-code",
+                            "timeout": 120000,
+                            "async": True,
+                        }
+                    ]
+                }
+            ],
+        }
+    },
+    # Copilot CLI: a file of bourdon's own, version 1, the command under "bash", seconds.
+    "copilot-cli": {
+        "version": 1,
+        "hooks": {
+            "sessionEnd": [
+                {"type": "command", "bash": "bourdon hook export copilot-cli", "timeoutSec": 120}
+            ]
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("agent", sorted(SHIPPED))
+def test_the_hook_files_use_each_agents_own_shape_and_events(agent: str) -> None:
+    assert fragment(agent) == SHIPPED[agent]
     assert (ROOT / "hooks" / "README.md").is_file()
+
+
+def test_every_agent_with_hooks_has_its_file_checked() -> None:
+    assert set(AGENTS) == set(SHIPPED)
 
 
 def test_default_settings_paths(tmp_path: Path) -> None:
@@ -145,6 +327,11 @@ def test_default_settings_paths(tmp_path: Path) -> None:
     assert settings_path("codex", tmp_path) == tmp_path / ".codex" / "hooks.json"
     assert settings_path("cursor", tmp_path) == tmp_path / ".cursor" / "hooks.json"
     assert settings_path("gemini-cli", tmp_path) == tmp_path / ".gemini" / "settings.json"
+    assert settings_path("cascade", tmp_path) == tmp_path / ".codeium" / "windsurf" / "hooks.json"
+    assert settings_path("qwen-code", tmp_path) == tmp_path / ".qwen" / "settings.json"
+    assert (
+        settings_path("copilot-cli", tmp_path) == tmp_path / ".copilot" / "hooks" / "bourdon.json"
+    )
     assert settings_path("codex", tmp_path, tmp_path / "x.json") == tmp_path / "x.json"
 
 
@@ -217,7 +404,7 @@ def test_dry_runs_write_nothing(agent: str, tmp_path: Path, state: Path) -> None
     assert not missing.parent.exists()
 
 
-@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("agent", [a for a in AGENTS if len(commands(a)) > 1])
 def test_partial_installs_are_reported_and_completed(
     agent: str, tmp_path: Path, state: Path
 ) -> None:
@@ -385,7 +572,7 @@ def test_cli_install_status_and_uninstall(cli: Run, tmp_path: Path, isolated_hom
     assert json.loads(out)["hooks"][0]["state"] == "installed"
     code, out, _ = cli("hooks", "status")
     lines = out.splitlines()
-    assert lines[0].split() == ["AGENT", "STATE", "SETTINGS"] and len(lines) == 5
+    assert lines[0].split() == ["AGENT", "STATE", "SETTINGS"] and len(lines) == 1 + len(AGENTS)
     assert "not installed" in out  # the default places under the test's home are empty
     code, out, _ = cli("hooks", "uninstall", "gemini-cli", "--settings", path, "--json")
     data = json.loads(out)
@@ -394,6 +581,7 @@ def test_cli_install_status_and_uninstall(cli: Run, tmp_path: Path, isolated_hom
 
 
 def test_cli_install_into_the_default_place_under_home(cli: Run, isolated_home: Path) -> None:
+    (isolated_home / ".claude").mkdir()  # Claude Code is installed
     code, out, _ = cli("hooks", "install", "claude-code")
     target = isolated_home / ".claude" / "settings.json"
     assert code == 0 and target.exists() and str(target) in out
@@ -412,3 +600,167 @@ def test_cli_errors_are_one_line(cli: Run, tmp_path: Path) -> None:
     assert err.count("\n") == 1
     code, _, err = cli("hooks", "status", "--settings", path)
     assert code == 1 and "--settings needs an AGENT" in err
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_no_settings_file_is_made_for_an_agent_that_is_not_installed(
+    agent: str, cli: Run, isolated_home: Path
+) -> None:
+    target = settings_path(agent, isolated_home)
+    code, out, err = cli("hooks", "install", agent)
+    assert code == 4 and out == "" and "is not installed here" in err and "--force" in err
+    assert not target.exists() and sorted(p.name for p in isolated_home.iterdir()) == []
+    code, out, _ = cli("hooks", "install", agent, "--force")  # the user insists: it is made
+    assert code == 0 and target.is_file()
+    code, out, _ = cli("hooks", "uninstall", agent)
+    assert code == 0 and not target.exists()
+
+
+def test_installing_codex_hooks_says_they_must_be_trusted_in_codex(
+    cli: Run, isolated_home: Path
+) -> None:
+    (isolated_home / ".codex").mkdir()  # Codex is installed, with no hooks yet
+    code, out, _ = cli("hooks", "install", "codex")
+    assert code == 0 and (isolated_home / ".codex" / "hooks.json").is_file()
+    assert "type /hooks" in out and "trust them" in out
+    code, out, _ = cli("hooks", "install", "codex", "--json")
+    assert json.loads(out)["changed"] is False  # nothing changed, nothing to trust again
+    code, out, _ = cli("hooks", "install", "codex", "--json", "--library", isolated_home / "b")
+    data = json.loads(out)
+    assert data["changed"] and "/hooks" in data["notice"]  # a changed hook is trusted anew
+    code, out, _ = cli("hooks", "install", "claude-code", "--force")
+    assert code == 0 and "/hooks" not in out
+
+
+# What an older bourdon installed: hooks on events this one no longer uses.
+OLD_CURSOR = {
+    "version": 1,
+    "hooks": {
+        "stop": [{"command": "bourdon hook export cursor", "timeout": 120}],
+        "beforeSubmitPrompt": [
+            {"command": "bourdon hook user-prompt --agent cursor", "timeout": 10}
+        ],
+    },
+}
+OLD_GEMINI = {
+    "hooks": {
+        "AfterAgent": [
+            {"hooks": [{"type": "command", "name": "bourdon-export",
+                        "command": "bourdon hook export gemini-cli", "timeout": 120000}]}
+        ],
+        "SessionEnd": [
+            {"hooks": [{"type": "command", "name": "bourdon-export",
+                        "command": "bourdon hook export gemini-cli", "timeout": 120000}]}
+        ],
+        "BeforeAgent": [
+            {"hooks": [{"type": "command", "name": "bourdon-recognition",
+                        "command": "bourdon hook user-prompt --agent gemini-cli",
+                        "timeout": 10000}]}
+        ],
+    }
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("agent", "old", "gone"),
+    [
+        ("cursor", OLD_CURSOR, "beforeSubmitPrompt"),
+        ("gemini-cli", OLD_GEMINI, "AfterAgent"),
+    ],
+)
+def test_an_upgrade_takes_out_the_hooks_bourdon_no_longer_installs(
+    agent: str, old: dict[str, Any], gone: str, tmp_path: Path, state: Path
+) -> None:
+    path = tmp_path / "settings.json"
+    write(path, old)  # the older bourdon created the file, and remembered so
+    made = [["hooks"], *(["hooks", event] for event in old["hooks"])]
+    made += [["version"]] if "version" in old else []
+    record = {"agent": agent, "file_created": True, "created": made, "backup": None}
+    write(state / "hooks-installed.json", {str(path.absolute()): record})
+    change = install(agent, path, state_dir=state)
+    assert (
+        change.changed and change.removed and all(r.startswith(f"{gone}: ") for r in change.removed)
+    )
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert gone not in data["hooks"]  # install had made the list: it goes with its last entry
+    assert present(data, agent) == commands(agent)
+    assert not install(agent, path, state_dir=state).changed
+    uninstall(agent, path, state_dir=state)
+    assert not path.exists()  # the file was install's: it goes
+
+
+def test_an_upgrade_without_the_install_record_takes_out_the_old_hooks_too(
+    tmp_path: Path, state: Path
+) -> None:
+    path = tmp_path / "settings.json"
+    write(path, {"theme": "GitHub", **OLD_GEMINI})
+    change = install("gemini-cli", path, state_dir=state)
+    assert change.removed == ["AfterAgent: bourdon hook export gemini-cli"]
+    assert "AfterAgent" not in json.loads(path.read_text(encoding="utf-8"))["hooks"]
+
+
+def test_an_upgrade_keeps_the_users_own_hooks_on_a_retired_event(
+    tmp_path: Path, state: Path
+) -> None:
+    path = tmp_path / "hooks.json"
+    mine = {"command": "./hooks/check-prompt.sh"}
+    old = json.loads(json.dumps(OLD_CURSOR))
+    old["hooks"]["beforeSubmitPrompt"].insert(0, mine)
+    old["hooks"]["afterFileEdit"] = [{"command": "./hooks/format.sh"}]
+    write(path, old)
+    change = install("cursor", path, state_dir=state)
+    assert change.removed == ["beforeSubmitPrompt: bourdon hook user-prompt --agent cursor"]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["hooks"]["beforeSubmitPrompt"] == [mine]
+    assert data["hooks"]["afterFileEdit"] == [{"command": "./hooks/format.sh"}]
+    assert status("cursor", path).state == INSTALLED
+
+
+def test_an_upgrade_keeps_an_empty_list_the_user_had(tmp_path: Path, state: Path) -> None:
+    path = tmp_path / "hooks.json"
+    write(path, {"version": 1, "hooks": {"beforeSubmitPrompt": []}})
+    install("cursor", path, state_dir=state)  # the user's list, in install's record as theirs
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["hooks"]["beforeSubmitPrompt"].append(OLD_CURSOR["hooks"]["beforeSubmitPrompt"][0])
+    write(path, data)
+    install("cursor", path, state_dir=state)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["hooks"]["beforeSubmitPrompt"] == []
+
+
+def test_copilot_cli_hooks_live_in_a_file_of_their_own(tmp_path: Path, state: Path) -> None:
+    home = tmp_path / "home"
+    theirs = home / ".copilot" / "hooks" / "audit.json"
+    original = write(theirs, USER_SETTINGS["copilot-cli"])
+    path = settings_path("copilot-cli", home)
+    install("copilot-cli", path, state_dir=state, prefix=["/opt/b/bourdon", "--library", "/l"])
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data == {
+        "version": 1,
+        "hooks": {
+            "sessionEnd": [
+                {
+                    "type": "command",
+                    "bash": "/opt/b/bourdon --library /l hook export copilot-cli",
+                    "timeoutSec": 120,
+                }
+            ]
+        },
+    }
+    assert theirs.read_bytes() == original
+    uninstall("copilot-cli", path, state_dir=state)
+    assert not path.exists() and theirs.read_bytes() == original
+
+
+def test_status_calls_an_install_with_an_outdated_hook_partial(
+    cli: Run, tmp_path: Path, state: Path
+) -> None:
+    path = tmp_path / "hooks.json"
+    write(path, OLD_CURSOR)
+    found = status("cursor", path)
+    assert found.state == PARTIAL and found.missing == []
+    assert found.outdated == ["beforeSubmitPrompt: bourdon hook user-prompt --agent cursor"]
+    code, out, _ = cli("hooks", "status", "cursor", "--settings", path, "--library", "/l")
+    assert code == 0 and "outdated beforeSubmitPrompt" in out and "install' takes it out" in out
+    install("cursor", path, state_dir=state)
+    assert status("cursor", path).state == INSTALLED and status("cursor", path).outdated == []

@@ -26,7 +26,9 @@ _STDIN_LIMIT = 4 * 1024 * 1024
 
 def register(sub: Any) -> None:
     from bourdon.cli.shared import add_json
+    from bourdon.ingest.hookfiles import AGENTS
 
+    agents = ", ".join(AGENTS)
     p = sub.add_parser("hooks", help="install bourdon's hooks into an agent's settings")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     verbs.required = True
@@ -35,13 +37,19 @@ def register(sub: Any) -> None:
         ("uninstall", cmd_hooks_uninstall, "take bourdon's hooks out again, and nothing else"),
     ):
         v = verbs.add_parser(name, help=text)
-        v.add_argument("agent", metavar="AGENT", help="claude-code, codex, cursor or gemini-cli")
+        v.add_argument("agent", metavar="AGENT", help=f"the agent: {agents}")
         v.add_argument("--dry-run", action="store_true", help="show the change; write nothing")
         v.add_argument("--settings", metavar="PATH", help="edit this file instead of the default")
+        if name == "install":
+            v.add_argument(
+                "--force",
+                action="store_true",
+                help="write the hooks even where the agent's own folder (~/.codex...) is missing",
+            )
         add_json(v)
         v.set_defaults(func=func)
     v = verbs.add_parser("status", help="installed, not installed or partial, per agent")
-    v.add_argument("agent", metavar="AGENT", nargs="?", help="one agent (default: all four)")
+    v.add_argument("agent", metavar="AGENT", nargs="?", help="one agent (default: every one)")
     v.add_argument("--settings", metavar="PATH", help="look at this file instead of the default")
     add_json(v)
     v.set_defaults(func=cmd_hooks_status)
@@ -82,9 +90,11 @@ def _prefix(args: argparse.Namespace) -> list[str]:
 
 
 def cmd_hooks_install(args: argparse.Namespace) -> int:
-    from bourdon.ingest.hooks import install
+    from bourdon.ingest.hooks import install, require_agent
     from bourdon.status.readers import is_library
 
+    if not args.settings and not args.force:  # a file of the user's choosing is theirs to make
+        require_agent(args.agent, Path.home())
     prefix = _prefix(args)
     change = install(
         args.agent,
@@ -135,6 +145,12 @@ def _report_change(change: Any, as_json: bool) -> None:
         print(f"  backup of the previous file: {change.backup}")
     if change.after is None:
         print(f"  {change.path} held nothing else and was removed (install had created it)")
+    if verb == "install" and change.removed:
+        print("  taken out (events this bourdon no longer uses):")
+        for item in change.removed:
+            print(f"    {item}")
+    if change.notice:
+        print(change.notice)
 
 
 def cmd_hooks_status(args: argparse.Namespace) -> int:
@@ -157,6 +173,8 @@ def cmd_hooks_status(args: argparse.Namespace) -> int:
     for s in found:
         for missing in s.get("missing", []) if s["state"] == "partial" else []:
             print(f"  {s['agent']}: missing {missing}")
+        for outdated in s.get("outdated", []):
+            print(f"  {s['agent']}: outdated {outdated} ('bourdon hooks install' takes it out)")
     return 0
 
 
@@ -217,24 +235,33 @@ def _record(args: argparse.Namespace, what: str, agent: str | None, error: str) 
 
 
 # Agents that read turn-start context from a hook's JSON answer (Claude Code's format, which
-# Codex and Gemini CLI follow). Cursor's prompt hook cannot add context: it gets nothing.
-_CONTEXT_HOOKS: Final = {"claude-code", "codex", "gemini-cli"}
+# Codex, Gemini CLI and Qwen Code follow), with the event their prompt hook runs on: the answer
+# must name the event it answers. Cursor's prompt hook cannot add context: it gets nothing.
+_CONTEXT_HOOKS: Final = {
+    "claude-code": "UserPromptSubmit",
+    "codex": "UserPromptSubmit",
+    "gemini-cli": "BeforeAgent",
+    "qwen-code": "UserPromptSubmit",
+}
 
 
 def cmd_hook_user_prompt(args: argparse.Namespace) -> int:
     """Print what bourdon recognises in the prompt, as the agent's hook expects; always exit 0.
 
-    Reads the hook JSON on stdin (``prompt``, ``cwd``), recognises known entities in-process
-    from the library (no server needed) and prints
-    ``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": ...}}``.
-    Prints nothing when nothing is recognised, and records any failure for
-    ``bourdon readers`` instead of breaking the agent's turn.
+    Reads the hook JSON on stdin (``prompt``, ``cwd``, ``hook_event_name``), recognises known
+    entities in-process from the library (no server needed) and prints
+    ``{"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": ...}}``, EVENT being
+    the event the hook was called for (``BeforeAgent`` for Gemini CLI). Prints nothing when
+    nothing is recognised, and records any failure for ``bourdon readers`` instead of breaking
+    the agent's turn.
     """
     agent = args.agent or "claude-code"
     buffer = io.StringIO()
+    event: dict[str, Any] = {}
     try:
         with contextlib.redirect_stdout(buffer):
-            answer = _turn_context(args, _hook_input())
+            event = _hook_input()
+            answer = _turn_context(args, event)
     except BaseException as exc:  # an agent's turn must never break because of bourdon
         if not (isinstance(exc, SystemExit) and not exc.code):
             message = (
@@ -243,17 +270,10 @@ def cmd_hook_user_prompt(args: argparse.Namespace) -> int:
             _record(args, "user-prompt", agent, message)
         return 0
     if answer and agent in _CONTEXT_HOOKS:
-        sys.stdout.write(
-            json.dumps(
-                {
-                    "hookSpecificOutput": {
-                        "hookEventName": "UserPromptSubmit",
-                        "additionalContext": answer,
-                    }
-                }
-            )
-            + "\n"
-        )
+        called_for = event.get("hook_event_name")
+        name = called_for if isinstance(called_for, str) and called_for else _CONTEXT_HOOKS[agent]
+        output = {"hookSpecificOutput": {"hookEventName": name, "additionalContext": answer}}
+        sys.stdout.write(json.dumps(output) + "\n")
     return 0
 
 

@@ -1,5 +1,24 @@
 """Where bourdon's hooks come from and where they go: each agent's settings file, and the hook
 file bourdon ships for it (the repository's ``hooks/`` folder, or the copy inside the package).
+
+Format facts, per agent (checked against each agent's documentation and public source):
+
+- Claude Code: ``~/.claude/settings.json`` [docs code.claude.com/docs/en/hooks].
+- Codex: ``~/.codex/hooks.json``, Claude's shape; hooks that are not managed run only once the
+  user trusts them in ``/hooks``, and again after any change [docs
+  developers.openai.com/codex/hooks; src openai/codex:codex-rs/hooks].
+- Cursor: ``~/.cursor/hooks.json``, ``"version": 1`` and flat entries; ``beforeSubmitPrompt``
+  cannot add context and ``sessionStart`` is refused as unknown by some builds, where an unknown
+  event may void the whole file [docs cursor.com/docs/agent/hooks; obs forum.cursor.com/t/149566].
+- Gemini CLI: ``~/.gemini/settings.json``, timeouts in ms; hooks run synchronously (the turn
+  waits), SessionEnd is not waited for [src google-gemini/gemini-cli:docs/hooks/reference.md].
+- Windsurf's Cascade: ``~/.codeium/windsurf/hooks.json``, flat entries without a version,
+  ``show_output`` [docs docs.windsurf.com/windsurf/cascade/hooks].
+- Qwen Code: ``~/.qwen/settings.json``, Claude's shape, timeouts in ms, ``async`` handlers
+  [src QwenLM/qwen-code:docs/users/features/hooks.md].
+- Copilot CLI: ``*.json`` files in ``~/.copilot/hooks/``, ``"version": 1``, flat entries whose
+  command is ``bash`` and timeout ``timeoutSec`` [docs
+  docs.github.com/en/copilot/reference/hooks-reference].
 """
 
 from __future__ import annotations
@@ -14,6 +33,12 @@ from typing import Any, Final
 
 from bourdon.errors import InputError, NotFoundError
 
+_CODEX_TRUST: Final = (
+    "Codex runs these hooks only once you trust them, and asks again whenever they change: "
+    "start Codex, type /hooks, review bourdon's hooks and trust them. (They do not run at all "
+    "if ~/.codex/config.toml sets hooks = false under [features].)"
+)
+
 
 @dataclass(frozen=True)
 class Target:
@@ -22,17 +47,49 @@ class Target:
     agent: str
     fragment: str  # under hooks/
     settings: str  # under the home folder
-    flat: bool  # Cursor: {"event": [{"command": ...}]}; others: [{"hooks": [{...}]}]
+    flat: bool  # {"event": [{"command": ...}]} (Cursor, Cascade, Copilot CLI); else groups
+    home: str  # the agent's own folder under the home folder: where it is, it is installed
+    versioned: bool = False  # the file carries a "version" (Cursor, Copilot CLI)
+    command_key: str = "command"  # the key of a handler's shell command ("bash": Copilot CLI)
+    # (event, hook call) that an older bourdon installed and this one no longer does: install
+    # takes them out, so an upgraded file holds only what the hook file here says.
+    retired: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    notice: str = ""  # what the user still has to do in the agent after an install changed it
+    title: str = ""  # the agent's name, for people
 
 
 TARGETS: Final = {
     "claude-code": Target(
-        "claude-code", "claude-code/settings.json", ".claude/settings.json", False
+        "claude-code", "claude-code/settings.json", ".claude/settings.json", False, ".claude",
+        title="Claude Code",
     ),
-    "codex": Target("codex", "codex/hooks.json", ".codex/hooks.json", False),
-    "cursor": Target("cursor", "cursor/hooks.json", ".cursor/hooks.json", True),
-    "gemini-cli": Target("gemini-cli", "gemini-cli/settings.json", ".gemini/settings.json", False),
-}
+    "codex": Target(
+        "codex", "codex/hooks.json", ".codex/hooks.json", False, ".codex",
+        notice=_CODEX_TRUST, title="Codex",
+    ),
+    "cursor": Target(
+        "cursor", "cursor/hooks.json", ".cursor/hooks.json", True, ".cursor", versioned=True,
+        retired=(("beforeSubmitPrompt", ("hook", "user-prompt", "--agent", "cursor")),),
+        title="Cursor",
+    ),
+    "gemini-cli": Target(
+        "gemini-cli", "gemini-cli/settings.json", ".gemini/settings.json", False, ".gemini",
+        retired=(("AfterAgent", ("hook", "export", "gemini-cli")),),
+        title="Gemini CLI",
+    ),
+    "cascade": Target(
+        "cascade", "cascade/hooks.json", ".codeium/windsurf/hooks.json", True,
+        ".codeium/windsurf", title="Windsurf",
+    ),
+    "qwen-code": Target(
+        "qwen-code", "qwen-code/settings.json", ".qwen/settings.json", False, ".qwen",
+        title="Qwen Code",
+    ),
+    "copilot-cli": Target(
+        "copilot-cli", "copilot-cli/bourdon.json", ".copilot/hooks/bourdon.json", True,
+        ".copilot", versioned=True, command_key="bash", title="Copilot CLI",
+    ),
+}  # fmt: skip
 AGENTS: Final = tuple(TARGETS)
 
 
@@ -73,6 +130,11 @@ def target(agent: str) -> Target:
         raise NotFoundError(
             f"bourdon has no hooks for {agent!r}; it has hooks for {', '.join(AGENTS)}"
         ) from None
+
+
+def agent_home(agent: str, home: Path) -> Path:
+    """The agent's own folder under ``home`` (``~/.codex``): it exists where the agent does."""
+    return home / target(agent).home
 
 
 def settings_path(agent: str, home: Path, override: Path | None = None) -> Path:

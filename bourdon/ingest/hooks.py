@@ -9,7 +9,11 @@ settings file and takes them out again:
   instead of a bare ``bourdon``, which an agent's PATH may not have;
 - **idempotent**: installing twice gives the same file as installing once; a handler that an
   older bourdon installed for the same call (a bare ``bourdon hook ...``, another path or
-  library) is upgraded in place, never doubled;
+  library) is upgraded in place, never doubled, and one it installed on an event bourdon no
+  longer uses (``Target.retired``: Cursor's prompt hook, Gemini CLI's AfterAgent export) is
+  taken out;
+- **only where the agent is**: ``require_agent`` refuses a home without the agent's own folder
+  (no ``~/.codex``: Codex was never installed), so no settings file is made for nobody;
 - **kind to the user's file**: other hooks and unknown keys are kept, as is the file's
   indentation; a file that is not plain JSON (comments, trailing commas, duplicate keys) is
   refused with a clear error and left untouched;
@@ -26,30 +30,30 @@ and their two shapes of hook lists: ``settingsjson``.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import difflib
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from bourdon.errors import BourdonError, InputError
-from bourdon.ingest.hookfiles import fragment, hook_command, target
+from bourdon.errors import BourdonError, InputError, NotFoundError
+from bourdon.ingest import hookrecords
+from bourdon.ingest.hookfiles import Target, agent_home, fragment, hook_command, target
 from bourdon.ingest.settingsjson import (
     dump_settings,
     group_of,
     handlers_of,
     has_command,
     parse_settings,
+    retired_in,
     same_call,
     strip_ours,
 )
 from bourdon.store.durable import atomic_write
 
-STATE_FILE: Final = "hooks-installed.json"
+STATE_FILE: Final = hookrecords.STATE_FILE
 BACKUP: Final = ".bourdon-backup-"
 
 INSTALLED: Final = "installed"
@@ -68,6 +72,7 @@ class Status:
     exists: bool
     present: list[str] = field(default_factory=list)  # "Event: command"
     missing: list[str] = field(default_factory=list)
+    outdated: list[str] = field(default_factory=list)  # an older bourdon's, install takes out
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -77,6 +82,7 @@ class Status:
             "exists": self.exists,
             "present": self.present,
             "missing": self.missing,
+            "outdated": self.outdated,
         }
 
 
@@ -94,6 +100,7 @@ class Change:
     backup: Path | None = None
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    notice: str = ""  # what the user still has to do in the agent (Codex: trust the hooks)
 
     def diff(self) -> str:
         lines = difflib.unified_diff(
@@ -115,6 +122,7 @@ class Change:
             "added": self.added,
             "removed": self.removed,
             "file_exists": self.after is not None,
+            "notice": self.notice or None,
         }
 
 
@@ -123,25 +131,41 @@ class Change:
 
 def wanted(agent: str, prefix: Sequence[str] | None) -> Iterator[tuple[str, dict[str, Any]]]:
     """(event, handler) of bourdon's hook file for ``agent``, commands as installed."""
-    spec = target(agent)
-    for event, entry in handlers_of(fragment(agent), spec):
-        yield event, {**entry, "command": hook_command(entry["command"], prefix)}
+    key = target(agent).command_key
+    for event, entry in handlers_of(fragment(agent), target(agent)):
+        yield event, {**entry, key: hook_command(entry[key], prefix)}
+
+
+def require_agent(agent: str, home: Path) -> None:
+    """Refuse (``NotFoundError``) when the agent's own folder is not in ``home``: bourdon does
+    not create ``~/.codex/hooks.json`` for a Codex that was never installed."""
+    folder = agent_home(agent, home)
+    if not folder.is_dir():
+        name = target(agent).title or agent
+        raise NotFoundError(
+            f"{name} is not installed here ({folder} does not exist); bourdon changed nothing. "
+            f"Install {name} first, or pass --force to write its hooks anyway"
+        )
 
 
 def status(agent: str, path: Path, prefix: Sequence[str] | None = None) -> Status:
-    """Installed (every bourdon entry present, as this ``prefix`` would write it), partial
-    (some) or not installed (none)."""
+    """Installed (every bourdon entry present, as this ``prefix`` would write it, and none on
+    an event bourdon no longer uses), partial (some, or an outdated one left) or not installed
+    (none)."""
     spec = target(agent)
     data, _ = _load(path)
     present: list[str] = []
     missing: list[str] = []
     for event, entry in wanted(agent, prefix):
-        label = f"{event}: {entry['command']}"
-        (present if data and has_command(data, spec, event, entry["command"]) else missing).append(
-            label
-        )
-    state = INSTALLED if not missing else PARTIAL if present else NOT_INSTALLED
-    return Status(agent, path, state, data is not None, present, missing)
+        command = entry[spec.command_key]
+        label = f"{event}: {command}"
+        (present if data and has_command(data, spec, event, command) else missing).append(label)
+    outdated = retired_in(data, spec) if data else []
+    if not missing and not outdated:
+        state = INSTALLED
+    else:
+        state = PARTIAL if present or outdated else NOT_INSTALLED
+    return Status(agent, path, state, data is not None, present, missing, outdated)
 
 
 def statuses(
@@ -173,7 +197,7 @@ def install(
     data, raw = _load(path)
     result: dict[str, Any] = copy.deepcopy(data) if data is not None else {}
     created: list[list[str]] = []
-    if spec.flat:
+    if spec.versioned:
         version = result.get("version")
         if version is None:
             result["version"] = shipped.get("version", 1)
@@ -187,41 +211,83 @@ def install(
         result["hooks"] = {}
         created.append(["hooks"])
     added = []
+    key = spec.command_key
     for event, entry in wanted(agent, prefix):
-        if has_command(result, spec, event, entry["command"]):
+        command = entry[key]
+        if has_command(result, spec, event, command):
             continue
-        older = same_call(result, spec, event, entry["command"])
+        older = same_call(result, spec, event, command)
         if older is not None:  # installed by another bourdon, or for another library
-            older["command"] = entry["command"]
-            added.append(f"{event}: {entry['command']}")
+            older[key] = command
+            added.append(f"{event}: {command}")
             continue
         events = result["hooks"]
         if event not in events:
             events[event] = []
             created.append(["hooks", event])
         events[event].append(copy.deepcopy(entry if spec.flat else _group(shipped, event, entry)))
-        added.append(f"{event}: {entry['command']}")
-    if not added:
+        added.append(f"{event}: {command}")
+    record = hookrecords.records(state_dir).get(hookrecords.key(path))
+    made = [list(p) for p in record.get("created", [])] if isinstance(record, dict) else None
+    removed, emptied = _retire(result, spec, made)
+    if not added and not removed:
         return Change(agent, "install", path, False, raw, raw, dry_run)
     after = dump_settings(result, raw)
-    change = Change(agent, "install", path, True, raw, after, dry_run, added=added)
+    change = Change(
+        agent, "install", path, True, raw, after, dry_run, added=added, removed=removed,
+        notice=spec.notice,
+    )  # fmt: skip
     if dry_run:
         return change
     if raw is not None:
         change.backup = _backup(path, raw)
     _write(path, after)
-    _remember(state_dir, path, agent, created, file_created=raw is None, backup=change.backup)
+    hookrecords.remember(
+        state_dir, path, agent, created, file_created=raw is None, backup=change.backup,
+        dropped=emptied,
+    )  # fmt: skip
     return change
+
+
+def _retire(
+    result: dict[str, Any], spec: Target, made: list[list[str]] | None
+) -> tuple[list[str], list[list[str]]]:
+    """Take the hooks an older bourdon installed on events this one no longer uses out of
+    ``result``; an event list left empty goes too when install had created it. Returns what
+    went, as "Event: command", and the containers removed."""
+    removed: list[str] = []
+    emptied: list[list[str]] = []
+    hooks = result.get("hooks")
+    for event, call in spec.retired:
+        entries = hooks.get(event) if isinstance(hooks, dict) else None
+        if not isinstance(entries, list):
+            continue
+        kept = []
+        went: list[str] = []
+        for item in entries:
+            item, gone = strip_ours(item, spec, set(), only=call)
+            went += gone
+            if item is not None:
+                kept.append(item)
+        if not went:
+            continue
+        removed += [f"{event}: {command}" for command in went]
+        assert isinstance(hooks, dict)
+        hooks[event] = kept
+        if not kept and _made(made, ["hooks", event]):
+            del hooks[event]
+            emptied.append(["hooks", event])
+    return removed, emptied
 
 
 def uninstall(agent: str, path: Path, *, state_dir: Path, dry_run: bool = False) -> Change:
     """Remove exactly bourdon's entries, and what install created; never the user's hooks."""
     spec = target(agent)
-    commands = {entry["command"] for _, entry in handlers_of(fragment(agent), spec)}
+    commands = {entry[spec.command_key] for _, entry in handlers_of(fragment(agent), spec)}
     data, raw = _load(path)
     if data is None:
         return Change(agent, "uninstall", path, False, None, None, dry_run)
-    record = _records(state_dir).get(_key(path))
+    record = hookrecords.records(state_dir).get(hookrecords.key(path))
     created = [list(p) for p in record.get("created", [])] if record else None
     result = copy.deepcopy(data)
     removed: list[str] = []
@@ -244,7 +310,7 @@ def uninstall(agent: str, path: Path, *, state_dir: Path, dry_run: bool = False)
             del result["hooks"]
     if not removed:
         return Change(agent, "uninstall", path, False, raw, raw, dry_run)
-    if spec.flat and "hooks" not in result and created and ["version"] in created:
+    if spec.versioned and "hooks" not in result and created and ["version"] in created:
         result.pop("version", None)
     delete = bool(record and record.get("file_created")) and result == {}
     after = None if delete else dump_settings(result, raw)
@@ -255,7 +321,7 @@ def uninstall(agent: str, path: Path, *, state_dir: Path, dry_run: bool = False)
         _real(path).unlink()
     else:
         _write(path, after)
-    _forget(state_dir, path)
+    hookrecords.forget(state_dir, path)
     return change
 
 
@@ -266,7 +332,7 @@ def _group(shipped: dict[str, Any], event: str, entry: dict[str, Any]) -> dict[s
     """The shipped group of ``entry`` (whose command is as installed), holding only it."""
     for group in shipped["hooks"][event]:
         for handler in group.get("hooks", []):
-            if {**handler, "command": entry["command"]} == entry:
+            if {**handler, "command": entry.get("command")} == entry:
                 return {**group_of(shipped, event, handler), "hooks": [entry]}
     return {"hooks": [entry]}
 
@@ -311,57 +377,3 @@ def _backup(path: Path, raw: str) -> Path:
     real = _real(path)
     backup.write_bytes(real.read_bytes() if real.exists() else raw.encode("utf-8"))
     return backup
-
-
-# -- what install created -----------------------------------------------------------------
-
-
-def _key(path: Path) -> str:
-    return str(_real(path.expanduser()).absolute())
-
-
-def _records(state_dir: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((state_dir / STATE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _save_records(state_dir: Path, records: dict[str, Any]) -> None:
-    state_dir.mkdir(parents=True, exist_ok=True)
-    target_file = state_dir / STATE_FILE
-    if not records:
-        with contextlib.suppress(FileNotFoundError):
-            target_file.unlink()
-        return
-    _write(target_file, json.dumps(records, indent=2, sort_keys=True) + "\n")
-
-
-def _remember(
-    state_dir: Path,
-    path: Path,
-    agent: str,
-    created: list[list[str]],
-    *,
-    file_created: bool,
-    backup: Path | None,
-) -> None:
-    records = _records(state_dir)
-    key = _key(path)
-    old = records.get(key) if isinstance(records.get(key), dict) else None
-    before = [list(p) for p in old.get("created", [])] if old else []
-    records[key] = {
-        "agent": agent,
-        "file_created": bool(old.get("file_created")) if old else file_created,
-        "created": before + [p for p in created if p not in before],
-        "installed_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
-        "backup": str(backup) if backup else (old or {}).get("backup"),
-    }
-    _save_records(state_dir, records)
-
-
-def _forget(state_dir: Path, path: Path) -> None:
-    records = _records(state_dir)
-    if records.pop(_key(path), None) is not None:
-        _save_records(state_dir, records)

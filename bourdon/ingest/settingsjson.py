@@ -1,6 +1,8 @@
 """An agent's hook settings as JSON: read strictly, written back in the file's own style, and
-the two shapes of hook lists (Cursor's flat ``{"event": [{"command": ...}]}``, everyone else's
-``{"event": [{"hooks": [{"command": ...}]}]}``). Pure: no file is read or written here.
+the two shapes of hook lists (flat ``{"event": [{"command": ...}]}`` for Cursor, Cascade and
+Copilot CLI, ``{"event": [{"hooks": [{"command": ...}]}]}`` for the others). A handler's command
+is under ``Target.command_key`` (Copilot CLI's is ``bash``). Pure: no file is read or written
+here.
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ def dump_settings(data: dict[str, Any], raw: str | None) -> str:
 
 
 def handlers_of(shipped: dict[str, Any], spec: Target) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(event, handler) of a hook file; a handler is a mapping with a ``command``."""
+    """(event, handler) of a hook file; a handler is a mapping with a command."""
     for event, groups in shipped["hooks"].items():
         for group in groups:
             handlers = [group] if spec.flat else group.get("hooks", [])
@@ -133,7 +135,19 @@ def _handlers(data: dict[str, Any], spec: Target, event: str) -> Iterator[dict[s
 
 
 def has_command(data: dict[str, Any], spec: Target, event: str, command: str) -> bool:
-    return any(h.get("command") == command for h in _handlers(data, spec, event))
+    return any(h.get(spec.command_key) == command for h in _handlers(data, spec, event))
+
+
+def retired_in(data: dict[str, Any], spec: Target) -> list[str]:
+    """The hooks an older bourdon installed on events this one no longer uses, still in
+    ``data``, as "Event: command" (``Target.retired``)."""
+    found = []
+    for event, call in spec.retired:
+        for handler in _handlers(data, spec, event):
+            command = handler.get(spec.command_key)
+            if hook_call(command) == call:
+                found.append(f"{event}: {command}")
+    return found
 
 
 def same_call(
@@ -143,32 +157,42 @@ def same_call(
     (by another bourdon, or for another library): the one to upgrade."""
     wanted = hook_call(command)
     for handler in _handlers(data, spec, event):
-        if wanted is not None and hook_call(handler.get("command")) == wanted:
+        if wanted is not None and hook_call(handler.get(spec.command_key)) == wanted:
             return handler
     return None
 
 
-def _ours(handler: object, commands: set[str]) -> bool:
+def _ours(handler: object, commands: set[str], key: str) -> bool:
     if not isinstance(handler, dict):
         return False
-    command = handler.get("command")
+    command = handler.get(key)
     return isinstance(command, str) and (command in commands or hook_call(command) is not None)
 
 
-def strip_ours(item: object, spec: Target, commands: set[str]) -> tuple[object | None, list[str]]:
-    """``item`` without bourdon's handlers (None when nothing of it is left), and what went."""
+def strip_ours(
+    item: object, spec: Target, commands: set[str], only: tuple[str, ...] | None = None
+) -> tuple[object | None, list[str]]:
+    """``item`` without bourdon's handlers (None when nothing of it is left), and what went.
+    With ``only``, just the handlers whose hook call is ``only`` (a retired hook) go."""
+    key = spec.command_key
+
+    def ours(handler: object) -> bool:
+        if only is None:
+            return _ours(handler, commands, key)
+        return isinstance(handler, dict) and hook_call(handler.get(key)) == only
+
     if spec.flat:
-        if _ours(item, commands):
+        if ours(item):
             assert isinstance(item, dict)
-            return None, [str(item["command"])]
+            return None, [str(item[key])]
         return item, []
     if not isinstance(item, dict) or not isinstance(item.get("hooks"), list):
         return item, []
     handlers = item["hooks"]
-    gone = [str(h["command"]) for h in handlers if _ours(h, commands)]
+    gone = [str(h[key]) for h in handlers if ours(h)]
     if not gone:
         return item, []
-    left = [h for h in handlers if not _ours(h, commands)]
+    left = [h for h in handlers if not ours(h)]
     if not left:
         return None, gone
     return {**item, "hooks": left}, gone
