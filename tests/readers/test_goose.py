@@ -7,6 +7,8 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -183,26 +185,51 @@ def test_project_hints_of_a_folder_present_here(tmp_path: Path) -> None:
 # -- the store is never written ---------------------------------------------------------------
 
 
+LIVE_ROWS = (
+    "INSERT INTO sessions (id, name, working_dir, created_at)"
+    " VALUES ('20260309_9', 'Live session', '/home/dana/src/ledgerline', '2026-03-09 11:00:00')",
+    "INSERT INTO messages (session_id, role, content_json, created_timestamp) VALUES"
+    ' (\'20260309_9\', \'user\', \'[{"type": "text", "text": "still being written"}]\','
+    " 1773054000)",
+)
+# A writer in another process, as goose is: connections of one process share the -shm.
+WRITER = r"""
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA journal_mode=wal")
+conn.execute("PRAGMA wal_autocheckpoint=0")
+for statement in sys.argv[2:]:
+    conn.execute(statement)
+print("ready", flush=True)
+sys.stdin.read()  # hold the database open until the test is done
+conn.close()
+"""
+
+
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[Path]:
     """The fixture store with a writer holding sessions.db open in WAL mode, uncheckpointed."""
     home = make_home(tmp_path)
-    conn = sqlite3.connect(home / SESSIONS / "sessions.db", isolation_level=None)
-    conn.execute("PRAGMA journal_mode=wal")
-    conn.execute("PRAGMA wal_autocheckpoint=0")
-    conn.execute(
-        "INSERT INTO sessions (id, name, working_dir, created_at)"
-        " VALUES ('20260309_9', 'Live session', '/home/dana/src/ledgerline', '2026-03-09 11:00:00')"
-    )
-    conn.execute(
-        "INSERT INTO messages (session_id, role, content_json, created_timestamp) VALUES"
-        ' (\'20260309_9\', \'user\', \'[{"type": "text", "text": "still being written"}]\','
-        " 1773054000)"
+    db = str(home / SESSIONS / "sessions.db")
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, db, *LIVE_ROWS],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "ready"
         yield home
     finally:
-        conn.close()
+        assert writer.stdin is not None
+        writer.stdin.close()
+        try:
+            writer.wait(timeout=10)
+        finally:
+            if writer.poll() is None:
+                writer.kill()
+            if writer.stdout is not None:
+                writer.stdout.close()
 
 
 def test_live_wal_store_is_read_and_left_untouched(live: Path) -> None:
@@ -211,7 +238,10 @@ def test_live_wal_store_is_read_and_left_untouched(live: Path) -> None:
     result = GooseReader().read(reader_context(live))
     assert snapshot(live) == before
     row = session(result, "20260309_9")
-    assert (row["date"], row["key_actions"]) == ("2026-03-09", ["Live session", "still being written"])
+    assert (row["date"], row["key_actions"]) == (
+        "2026-03-09",
+        ["Live session", "still being written"],
+    )
 
 
 def test_jsonl_store_is_never_written(tmp_path: Path) -> None:

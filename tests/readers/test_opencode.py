@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -168,19 +170,44 @@ WAL_ROWS = (
 )
 
 
+# A writer in another process, as OpenCode is: connections of one process share the -shm.
+WRITER = r"""
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA journal_mode=wal")
+conn.execute("PRAGMA wal_autocheckpoint=0")
+for statement in sys.argv[2:]:
+    conn.execute(statement)
+print("ready", flush=True)
+sys.stdin.read()  # hold the database open until the test is done
+conn.close()
+"""
+
+
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[Path]:
     """The fixture store with a writer holding opencode.db open in WAL mode, uncheckpointed."""
     home = make_home(tmp_path)
-    conn = sqlite3.connect(home / DATA / "opencode.db", isolation_level=None)
-    conn.execute("PRAGMA journal_mode=wal")
-    conn.execute("PRAGMA wal_autocheckpoint=0")
-    for statement in WAL_ROWS:
-        conn.execute(statement)
+    db = str(home / DATA / "opencode.db")
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, db, *WAL_ROWS],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "ready"
         yield home
     finally:
-        conn.close()
+        assert writer.stdin is not None
+        writer.stdin.close()
+        try:
+            writer.wait(timeout=10)
+        finally:
+            if writer.poll() is None:
+                writer.kill()
+            if writer.stdout is not None:
+                writer.stdout.close()
 
 
 def test_live_wal_store_is_read_and_left_untouched(live: Path) -> None:
@@ -189,7 +216,10 @@ def test_live_wal_store_is_read_and_left_untouched(live: Path) -> None:
     result = OpenCodeReader().read(reader_context(live))
     assert snapshot(live) == before
     row = session(result, "ses_live")
-    assert (row["date"], row["key_actions"]) == ("2026-03-09", ["Live session", "still being written"])
+    assert (row["date"], row["key_actions"]) == (
+        "2026-03-09",
+        ["Live session", "still being written"],
+    )
 
 
 def test_json_store_is_never_written(tmp_path: Path) -> None:
