@@ -76,8 +76,8 @@ def test_protocol_and_names() -> None:
 
 def test_sessions_newest_first_from_both_stores(result: ReadResult) -> None:
     ids = [s["session_id"] for s in result.manifest["recent_sessions"]]
-    assert ids == ["ses_dup", "ses_b", "ses_c", "ses_a", "ses_nodate"]
-    assert result.stats.sessions == 5
+    assert ids == ["ses_v2", "ses_dup", "ses_b", "ses_c", "ses_a", "ses_nodate"]
+    assert result.stats.sessions == 6
     assert result.manifest["agent"] == {"id": "opencode", "type": "code-assistant"}
 
 
@@ -111,6 +111,18 @@ def test_database_session_wins_over_its_json_copy(result: ReadResult) -> None:
     }
 
 
+def test_v2_session_messages(result: ReadResult) -> None:
+    assert session(result, "ses_v2") == {
+        "date": "2026-03-09",
+        "session_id": "ses_v2",
+        "cwd": "/home/dana/src/ledgerline",
+        "project_focus": ["ledgerline", "Speed up the importer"],
+        "key_actions": ["Speed up the importer", "profile the importer and speed it up"],
+        "files_touched": ["ledgerline/importer.py"],  # not the write that failed
+        "visibility": "team",
+    }
+
+
 def test_windows_folder_and_the_users_time_zone(result: ReadResult) -> None:
     row = session(result, "ses_c")
     assert row["date"] == "2026-03-05"  # 23:30 UTC on 4 March is 00:30 in Paris
@@ -134,7 +146,7 @@ def test_entities_and_notes(result: ReadResult) -> None:
     assert set(entities) == {"infra", "ledgerline", "taxes"}
     assert entities["taxes"]["visibility"] == "private"
     assert entities["ledgerline"]["visibility"] == "team"
-    assert entities["ledgerline"]["last_touched"] == "2026-03-08"
+    assert entities["ledgerline"]["last_touched"] == "2026-03-09"
     assert result.manifest["notes"] == [
         {
             "date": "2026-03-01",
@@ -152,7 +164,8 @@ def test_messy_records_are_survived(result: ReadResult) -> None:
     assert stats.too_large == 1
     assert any("prt_zz.json" in p for p in stats.problems)
     text = yamlio.dump(result.manifest).decode()
-    for absent in ("SUBAGENT", "STALE", "CUT MID", "ORPHAN", "broken.py", "README.md"):
+    words = ("SUBAGENT", "STALE", "CUT MID", "ORPHAN", "BACKFILL", "COMPACTED")
+    for absent in (*words, "broken.py", "README.md", "fail.py"):
         assert absent not in text
 
 
@@ -247,10 +260,10 @@ def test_locations_and_overrides(home: Path, tmp_path: Path) -> None:
     assert reader.health(reader_context(home)).ok
     data = home / ".local" / "share"
     moved = reader_context(empty, env={"XDG_DATA_HOME": str(data)})
-    assert reader.read(moved).stats.sessions == 5
+    assert reader.read(moved).stats.sessions == 6
     named = reader_context(empty, env={"BOURDON_OPENCODE_STORE": str(data / "opencode")})
-    assert reader.read(named).stats.sessions == 5
-    assert reader.read(reader_context(empty, store=data / "opencode")).stats.sessions == 5
+    assert reader.read(named).stats.sessions == 6
+    assert reader.read(reader_context(empty, store=data / "opencode")).stats.sessions == 6
 
 
 def test_output_commits_into_a_library(result: ReadResult, tmp_path: Path) -> None:
@@ -258,7 +271,7 @@ def test_output_commits_into_a_library(result: ReadResult, tmp_path: Path) -> No
     try:
         library.regenerate("opencode", result.manifest, reader="opencode")
         counts = library.read("opencode").counts()
-        assert counts["recent_sessions"] == 5
+        assert counts["recent_sessions"] == 6
         assert counts["known_entities"] == len(result.manifest["known_entities"])
     finally:
         library.close()
