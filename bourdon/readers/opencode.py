@@ -14,7 +14,12 @@ Ground truth relied on (OpenCode's public source, anomalyco/opencode, formerly s
   ``message(id, session_id, time_created, data)`` and
   ``part(id, message_id, session_id, time_created, data)``, times in epoch milliseconds,
   ``data`` the JSON of the message or part without its ids. Columns are selected only if
-  present.
+  present. OpenCode V2 adds ``session_message(session_id, type, seq, time_created, data)``
+  [src anomalyco/opencode:packages/core/src/session/sql.ts], one row per message (``user``:
+  ``text``; ``assistant``: ``content`` of ``text``, ``reasoning`` and ``tool`` items with
+  ``name`` and ``state``) and backfills older sessions into it
+  [src anomalyco/opencode:packages/core/src/session/message-backfill.ts]: it is read for the
+  sessions that have no ``message`` rows.
 - Before v1.2.0 the same records were JSON files under ``storage/``
   [src anomalyco/opencode:packages/opencode/src/storage/storage.ts]:
   ``project/<projectID>.json`` (``worktree``), ``session/<projectID>/<sessionID>.json``
@@ -90,6 +95,8 @@ class _Store:
     worktrees: dict[str, str] = field(default_factory=dict)
     messages: dict[str, list[tuple[str, object, Any]]] = field(default_factory=dict)
     parts: dict[str, list[Any]] = field(default_factory=dict)  # message id -> part data
+    # V2: session id -> (type, time created, data) of its session_message rows, in order
+    conversation: dict[str, list[tuple[object, object, Any]]] = field(default_factory=dict)
 
 
 class OpenCodeReader:
@@ -174,6 +181,13 @@ def _db_query(conn: sqlite3.Connection, stats: ReadStats) -> _Store:
         store.messages.setdefault(str(session_id), []).append(entry)
     for message_id, data in conn.execute('SELECT message_id, data FROM "part" ORDER BY id'):
         store.parts.setdefault(str(message_id), []).append(json_value(data, None, stats))
+    v2 = ("session_id", "type", "time_created", "data")
+    if "session_message" in tables and columns("session_message", v2) == list(v2):
+        order = "seq" if columns("session_message", ("seq",)) else "time_created"
+        query = f'SELECT {", ".join(v2)} FROM "session_message" ORDER BY session_id, {order}, id'
+        for session_id, kind, created, data in conn.execute(query):
+            entry = (kind, created, json_value(data, None, stats))
+            store.conversation.setdefault(str(session_id), []).append(entry)
     return store
 
 
@@ -242,12 +256,18 @@ def _add_drafts(drafts: dict[str, Draft], store: _Store) -> None:
             directory = worktree if worktree and worktree != "/" else None
         draft.cwd = safe_text(normalize_path(directory))
         draft.seen(parse_time(info["created"]))
-        for message_id, created, data in store.messages.get(session_id, []):
+        messages = store.messages.get(session_id, [])
+        for message_id, created, data in messages:
             draft.seen(parse_time(created))
             role = data.get("role") if isinstance(data, dict) else None
             for part in store.parts.get(message_id, []):
                 if isinstance(part, dict):
                     _part(draft, role, part)
+        if not messages:  # only V2 keeps this session's conversation
+            for kind, created, data in store.conversation.get(session_id, []):
+                draft.seen(parse_time(created))
+                if isinstance(data, dict):
+                    _v2_message(draft, kind, data)
         drafts[session_id] = draft
 
 
@@ -261,6 +281,16 @@ def _part(draft: Draft, role: object, part: dict[str, Any]) -> None:
         draft.files += edited_files(part.get("state"))
     elif kind == "patch" and isinstance(part.get("files"), list):
         draft.files += [f for f in part["files"] if isinstance(f, str)]
+
+
+def _v2_message(draft: Draft, kind: object, data: dict[str, Any]) -> None:
+    if kind == "user" and isinstance(data.get("text"), str):
+        draft.prompts.append(clean_text(data["text"]))
+    elif kind == "assistant" and isinstance(data.get("content"), list):
+        for item in data["content"]:
+            tool = isinstance(item, dict) and item.get("type") == "tool"
+            if tool and item.get("name") in EDIT_TOOLS:
+                draft.files += edited_files(item.get("state"))
 
 
 def edited_files(state: object) -> list[str]:
