@@ -195,7 +195,7 @@ def _db_query(conn: sqlite3.Connection, stats: ReadStats) -> list[Draft]:
         message |= {"content": content, "metadata": metadata}
         _message(owner, message, edits.setdefault(owner.session_id, _Edits()))
     for session_id, found in edits.items():
-        drafts[session_id].files += found.done()
+        drafts[session_id].files += unique(found.done())  # a file edited 100 times: once
     return list(drafts.values())
 
 
@@ -224,7 +224,7 @@ def _jsonl_session(path: Path, stats: ReadStats) -> Draft | None:
             draft.cwd = _folder(record.get("working_dir"))
             continue
         _message(draft, record, edits)
-    draft.files += edits.done()
+    draft.files += unique(edits.done())
     return draft if any_record else None
 
 

@@ -268,6 +268,7 @@ def _add_drafts(drafts: dict[str, Draft], store: _Store) -> None:
                 draft.seen(parse_time(created))
                 if isinstance(data, dict):
                     _v2_message(draft, kind, data)
+        draft.files = unique(draft.files)  # a file edited 100 times is named once
         drafts[session_id] = draft
 
 
