@@ -107,6 +107,10 @@ class GooseReader:
         """Ready when a goose sessions folder is found and readable."""
         return default_health(self, ctx)
 
+    def watch_paths(self, ctx: ReaderContext) -> list[Path]:
+        """The global hints files, read from outside the store (an edit re-exports)."""
+        return [base / ".goosehints" for base in _bases(ctx, "config")]
+
     def read(self, ctx: ReaderContext) -> ReadResult:
         """The database first, then the JSONL sessions it does not hold, then hints files."""
         stats = ReadStats()

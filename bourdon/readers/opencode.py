@@ -115,6 +115,10 @@ class OpenCodeReader:
         """Ready when an OpenCode data folder is found and readable."""
         return default_health(self, ctx)
 
+    def watch_paths(self, ctx: ReaderContext) -> list[Path]:
+        """The instructions file, read from outside the store (an edit re-exports)."""
+        return [_instructions_file(ctx)]
+
     def read(self, ctx: ReaderContext) -> ReadResult:
         """The databases first, then the JSON sessions they do not hold, then instructions."""
         stats = ReadStats()
@@ -318,10 +322,11 @@ def edited_files(state: object) -> list[str]:
 # -- instructions -------------------------------------------------------------------------------
 
 
-def _instructions(ctx: ReaderContext, stats: ReadStats) -> list[NoteDraft]:
+def _instructions_file(ctx: ReaderContext) -> Path:
     xdg = ctx.env.get("XDG_CONFIG_HOME")
-    config = (Path(xdg) if xdg else ctx.home / ".config") / "opencode"
-    heading = "OpenCode instructions"
-    return memory_notes(
-        config / "AGENTS.md", None, "opencode-instructions", ctx.tz, stats, heading=heading
-    )
+    return (Path(xdg) if xdg else ctx.home / ".config") / "opencode" / "AGENTS.md"
+
+
+def _instructions(ctx: ReaderContext, stats: ReadStats) -> list[NoteDraft]:
+    path, heading = _instructions_file(ctx), "OpenCode instructions"
+    return memory_notes(path, None, "opencode-instructions", ctx.tz, stats, heading=heading)

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from bourdon.formats import yamlio
-from bourdon.readers.base import Reader, ReadResult
+from bourdon.ingest.fingerprint import store_fingerprint
+from bourdon.readers.base import Reader, ReadResult, store_path
 from bourdon.readers.goose import GooseReader
 from bourdon.store.library import Library
 from bourdon.testing.readercheck import reader_context, snapshot
@@ -288,3 +289,14 @@ def test_output_commits_into_a_library(result: ReadResult, tmp_path: Path) -> No
         assert counts["known_entities"] == len(result.manifest["known_entities"])
     finally:
         library.close()
+
+
+def test_an_edited_instructions_file_changes_the_store_fingerprint(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    reader, ctx = GooseReader(), reader_context(home)
+    store = store_path(reader, ctx)
+    assert store is not None
+    before = store_fingerprint(reader, ctx, store)
+    assert store_fingerprint(reader, ctx, store) == before
+    (home / ".config" / "goose" / ".goosehints").write_text("Something new.\n", encoding="utf-8")
+    assert store_fingerprint(reader, ctx, store) != before
