@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from bourdon.access.homebound import stays_home
 from bourdon.formats import yamlio
 from bourdon.ingest.fingerprint import store_fingerprint
 from bourdon.readers.base import MAX_JSON_FILE, Reader, ReadResult, store_path
@@ -287,3 +288,8 @@ def test_an_edited_instructions_file_changes_the_store_fingerprint(tmp_path: Pat
     assert store_fingerprint(reader, ctx, store) == before
     (home / ".config" / "opencode" / "AGENTS.md").write_text("Something new.\n", encoding="utf-8")
     assert store_fingerprint(reader, ctx, store) != before
+
+
+def test_instruction_notes_stay_home_for_a_keep_home_audience(result: ReadResult) -> None:
+    (note,) = result.manifest["notes"]
+    assert stays_home("notes", note)
