@@ -306,3 +306,10 @@ def test_an_edited_instructions_file_changes_the_store_fingerprint(tmp_path: Pat
 def test_hints_notes_stay_home_for_a_keep_home_audience(result: ReadResult) -> None:
     (note,) = result.manifest["notes"]
     assert stays_home("notes", note)
+
+
+def test_private_prompt_setting_keeps_prompts_and_notes_home(home: Path) -> None:
+    result = GooseReader().read(reader_context(home, prompt_visibility="private"))
+    rows = [*result.manifest["recent_sessions"], *result.manifest["notes"]]
+    assert rows and {r["visibility"] for r in rows} == {"private"}
+    assert {e["visibility"] for e in result.manifest["known_entities"]} == {"team", "private"}
