@@ -38,8 +38,8 @@ Ground truth relied on (goose's public source, block/goose, now aaif-goose/goose
   (goose's config folder: ``%APPDATA%\\Block\\goose\\config`` on Windows, ``<root>/config``
   with ``GOOSE_PATH_ROOT``) and ``<working dir>/.goosehints`` for folders present here
   [src block/goose:crates/goose-mcp/src/developer/mod.rs]: one note each, dated by the
-  file's modification time. A project's ``AGENTS.md``, which goose reads too, is read by the
-  Codex reader.
+  file's modification time. A project's ``AGENTS.md``, which goose reads first, belongs to
+  the project, which several agents share, and is not read here.
 
 What it extracts, without any model call: one session per goose session (date of its first
 timestamp in the user's time zone, ``""`` if none; working directory; the title and the user's

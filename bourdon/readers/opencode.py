@@ -41,8 +41,10 @@ Ground truth relied on (OpenCode's public source, anomalyco/opencode, formerly s
 - A session with a ``parent_id`` is a subagent's: its prompts are the parent agent's, so it is
   not read as a session of the user.
 - ``$XDG_CONFIG_HOME/opencode/AGENTS.md`` (``~/.config/opencode/AGENTS.md``) holds the user's
-  global instructions [docs https://opencode.ai/docs/rules/]: one note, dated by the file's
-  modification time. A project's ``AGENTS.md`` is read by the Codex reader, not here.
+  global instructions [src anomalyco/opencode:packages/web/src/content/docs/rules.mdx],
+  [docs https://opencode.ai/docs/instructions/]: one note, dated by the file's modification
+  time. A project's ``AGENTS.md`` (and the ``CLAUDE.md`` OpenCode falls back to) belongs to
+  the project, which several agents share, and is not read here.
 
 What it extracts, without any model call: one session per OpenCode session (date of its first
 timestamp in the user's time zone, ``""`` if none; working directory; the title and the user's
