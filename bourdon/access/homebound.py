@@ -35,6 +35,8 @@ INSTRUCTION_TAGS: Final = frozenset(
         "cursor-rule",
         "gemini-context",
         "gemini-memory",
+        "goose-hints",
+        "opencode-instructions",
     }
 )
 KINDS: Final = {

@@ -14,7 +14,9 @@ import pytest
 from bourdon.readers import load_readers
 from bourdon.readers.base import ReaderContext
 from bourdon.readers.common.privacy import is_private_path
-from tests.support.stores.single import WRITERS, write_session
+from bourdon.readers.goose import GooseReader
+from bourdon.readers.opencode import OpenCodeReader
+from tests.support.stores.single import UNREGISTERED, WRITERS, write_session
 
 # (folder, private); "{home}" is the reader's home on this machine.
 RULES: list[tuple[str, bool]] = [
@@ -49,6 +51,8 @@ RULES: list[tuple[str, bool]] = [
 ]
 
 READERS, _ = load_readers()
+# Readers the coordinator has not registered yet, checked through their classes.
+CLASSES = {"opencode": OpenCodeReader(), "goose": GooseReader()}
 
 
 def test_every_built_in_reader_is_in_the_table() -> None:
@@ -66,14 +70,15 @@ def test_no_folder_is_team(tmp_path: Path) -> None:
     assert is_private_path(None, tmp_path) is False
 
 
-@pytest.mark.parametrize("agent", sorted(WRITERS))
+@pytest.mark.parametrize("agent", sorted({*WRITERS, *UNREGISTERED}))
 def test_every_reader_agrees_with_the_table(agent: str, tmp_path: Path) -> None:
     wrong = []
+    reader = READERS.get(agent) or CLASSES[agent]
     for n, (folder, private) in enumerate(RULES):
         home = tmp_path / f"h{n}"
         path = folder.format(home=home)
         store = write_session(agent, home, path)
-        result = READERS[agent].read(ReaderContext(home=home, store=store))
+        result = reader.read(ReaderContext(home=home, store=store))
         sessions = result.manifest["recent_sessions"]
         assert len(sessions) == 1, (agent, path, result.stats.problems)
         expected = "private" if private else "team"

@@ -158,6 +158,32 @@ def _cline(home: Path, cwd: str) -> Path:
     return root
 
 
+def _opencode(home: Path, cwd: str) -> Path:
+    root = home / ".local" / "share" / "opencode"
+    storage = root / "storage"
+    session = {"id": "ses_1", "directory": cwd, "title": "", "time": {"created": EPOCH_MS}}
+    _write(storage / "session" / "p1" / "ses_1.json", json.dumps(session))
+    message = {"id": "msg_1", "sessionID": "ses_1", "role": "user", "time": {"created": EPOCH_MS}}
+    _write(storage / "message" / "ses_1" / "msg_1.json", json.dumps(message))
+    _write(storage / "part" / "msg_1" / "prt_1.json", json.dumps({"type": "text", "text": PROMPT}))
+    return root
+
+
+def _goose(home: Path, cwd: str) -> Path:
+    root = home / ".local" / "share" / "goose" / "sessions"
+    meta = {"working_dir": cwd, "description": "", "message_count": 1}
+    prompt = {
+        "role": "user",
+        "created": EPOCH_MS // 1000,
+        "content": [{"type": "text", "text": PROMPT}],
+    }
+    _write(root / "20260601_1.jsonl", _jsonl(meta, prompt))
+    return root
+
+
+# Readers not registered as entry points yet: their tests import their classes directly.
+UNREGISTERED: dict[str, Callable[[Path, str], Path]] = {"opencode": _opencode, "goose": _goose}
+
 WRITERS: dict[str, Callable[[Path, str], Path]] = {
     "claude-code": _claude_code,
     "codex": _codex,
@@ -171,4 +197,4 @@ WRITERS: dict[str, Callable[[Path, str], Path]] = {
 
 def write_session(agent: str, home: Path, cwd: str) -> Path:
     """One session of ``agent`` whose working folder is ``cwd``; the store folder it wrote."""
-    return WRITERS[agent](home, cwd)
+    return {**WRITERS, **UNREGISTERED}[agent](home, cwd)

@@ -1,0 +1,315 @@
+"""The goose reader: sessions.db and the older JSONL session files, hints files as notes,
+messy records, read-only access with a live WAL writer; expected rows written by hand."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bourdon.access.homebound import stays_home
+from bourdon.formats import yamlio
+from bourdon.ingest.fingerprint import store_fingerprint
+from bourdon.readers.base import Reader, ReadResult, store_path
+from bourdon.readers.goose import GooseReader
+from bourdon.store.library import Library
+from bourdon.testing.readercheck import reader_context, snapshot
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "stores" / "goose"
+SESSIONS = Path(".local") / "share" / "goose" / "sessions"
+NOTE_TIME = datetime(2026, 3, 1, 12, 0, tzinfo=UTC).timestamp()
+
+
+def make_home(parent: Path) -> Path:
+    """The fixture store under a fresh home: JSONL files copied, sessions.db built from SQL."""
+    home = parent / "home"
+    shutil.copytree(FIXTURE / "home", home)
+    conn = sqlite3.connect(home / SESSIONS / "sessions.db")
+    try:
+        conn.executescript((FIXTURE / "goose.sql").read_text(encoding="utf-8"))
+    finally:
+        conn.close()
+    (home / SESSIONS / "unreadable.jsonl").mkdir()  # a folder where a session file should be
+    hints = home / ".config" / "goose" / ".goosehints"
+    os.utime(hints, (NOTE_TIME, NOTE_TIME))
+    return home
+
+
+def session(result: ReadResult, sid: str) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = result.manifest["recent_sessions"]
+    (row,) = [s for s in rows if s.get("session_id") == sid]
+    return row
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_home(tmp_path_factory.mktemp("goose"))
+
+
+@pytest.fixture(scope="module")
+def result(home: Path) -> ReadResult:
+    return GooseReader().read(reader_context(home))
+
+
+# -- the rows ---------------------------------------------------------------------------------
+
+
+def test_protocol_and_names() -> None:
+    reader = GooseReader()
+    assert isinstance(reader, Reader)
+    assert (reader.name, reader.agent_type, reader.store_env) == (
+        "goose",
+        "code-assistant",
+        "BOURDON_GOOSE_STORE",
+    )
+
+
+def test_sessions_newest_first_from_both_stores(result: ReadResult) -> None:
+    ids = [s["session_id"] for s in result.manifest["recent_sessions"]]
+    assert ids == [
+        "20260309_1",
+        "20260308_090000",
+        "20260306_1",
+        "20260306_140000",
+        "20260304_233000",
+        "20260302_101500",
+    ]  # not the sub_agent nor the hidden session
+    assert result.stats.sessions == 6
+    assert result.manifest["agent"] == {"id": "goose", "type": "code-assistant"}
+
+
+def test_database_session(result: ReadResult) -> None:
+    assert session(result, "20260308_090000") == {
+        "date": "2026-03-08",
+        "session_id": "20260308_090000",
+        "cwd": "/home/dana/src/ledgerline",
+        "project_focus": ["ledgerline", "Payee matching"],
+        # Not the text only the agent sees; a millisecond timestamp read as such.
+        "key_actions": ["Payee matching", "match payees with rapidfuzz", "use a cutoff of 85"],
+        "files_touched": ["ledgerline/payees.py"],  # the write that failed (isError) is not
+        "visibility": "team",
+    }
+
+
+def test_legacy_jsonl_session(result: ReadResult) -> None:
+    assert session(result, "20260302_101500") == {
+        "date": "2026-03-02",
+        "session_id": "20260302_101500",
+        "cwd": "/home/dana/src/harbor",
+        "project_focus": ["harbor", "Harbor docs"],
+        "key_actions": ["Harbor docs", "write the harbor README", "also add a quick start section"],
+        "files_touched": ["README.md"],  # not the view, not the str_replace that failed
+        "visibility": "team",
+    }
+
+
+def test_time_zones_titles_and_folders(result: ReadResult) -> None:
+    journal = session(result, "20260309_1")
+    assert journal["date"] == "2026-03-10"  # 23:30 UTC on 9 March is 00:30 in Paris
+    assert journal["visibility"] == "private"
+    assert journal["files_touched"] == ["index.md"]
+    subnets = session(result, "20260306_1")  # schema before v4: the description is the title
+    assert subnets["key_actions"] == ["Subnet rename", "rename the subnets"]
+    assert subnets["cwd"] == "C:\\Users\\dana\\src\\infra"
+    assert subnets["files_touched"] == ["modules/net/subnets.tf"]
+    bare = session(result, "20260304_233000")  # no metadata line: no folder, still a session
+    assert bare == {
+        "date": "2026-03-05",
+        "session_id": "20260304_233000",
+        "key_actions": ["hello goose"],
+        "visibility": "team",
+    }
+    cafe = session(result, "20260306_140000")
+    assert cafe["key_actions"] == ["Caf\ufffd menu", "price the caf\ufffd menu"]
+    assert cafe["date"] == "2026-03-06"
+
+
+def test_entities_and_notes(result: ReadResult) -> None:
+    entities = {e["name"]: e for e in result.manifest["known_entities"]}
+    assert set(entities) == {"harbor", "infra", "journal", "ledgerline"}
+    assert entities["journal"]["visibility"] == "private"
+    assert entities["harbor"]["visibility"] == "team"
+    assert result.manifest["notes"] == [
+        {
+            "date": "2026-03-01",
+            "text": "Goose hints:\nAlways run cargo fmt before committing.",
+            "tags": ["goose-hints"],
+            "visibility": "team",
+        }
+    ]
+
+
+def test_messy_records_are_survived(result: ReadResult) -> None:
+    stats = result.stats
+    assert stats.partial_tail == 1  # the torn last line of the harbor session
+    # A line cut inside a record, garbage.jsonl's two lines, a content_json that is not JSON.
+    assert stats.skipped == 4
+    assert any("unreadable.jsonl" in p for p in stats.problems)
+    text = yamlio.dump(result.manifest).decode()
+    for absent in ("STALE", "HIDDEN", "SUBAGENT", "PARTIAL", "guide.md", "intro.md", "match.py"):
+        assert absent not in text
+
+
+def test_project_hints_of_a_folder_present_here(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    project = tmp_path / "work" / "kiln"
+    project.mkdir(parents=True)
+    (project / ".goosehints").write_text("Run make check first.\n", encoding="utf-8")
+    os.utime(project / ".goosehints", (NOTE_TIME, NOTE_TIME))
+    meta = {"working_dir": str(project), "description": "Kiln", "message_count": 1}
+    prompt = {"role": "user", "created": 1772442000, "content": [{"type": "text", "text": "hi"}]}
+    sessions = home / SESSIONS
+    sessions.mkdir(parents=True)
+    (sessions / "20260302_1.jsonl").write_text(
+        json.dumps(meta) + "\n" + json.dumps(prompt) + "\n", encoding="utf-8"
+    )
+    result = GooseReader().read(reader_context(home))
+    assert result.manifest["notes"] == [
+        {
+            "date": "2026-03-01",
+            "text": "Goose hints for kiln:\nRun make check first.",
+            "related_entities": ["kiln"],
+            "tags": ["goose-hints"],
+            "visibility": "team",
+        }
+    ]
+
+
+# -- the store is never written ---------------------------------------------------------------
+
+
+LIVE_ROWS = (
+    "INSERT INTO sessions (id, name, working_dir, created_at)"
+    " VALUES ('20260309_9', 'Live session', '/home/dana/src/ledgerline', '2026-03-09 11:00:00')",
+    "INSERT INTO messages (session_id, role, content_json, created_timestamp) VALUES"
+    ' (\'20260309_9\', \'user\', \'[{"type": "text", "text": "still being written"}]\','
+    " 1773054000)",
+)
+# A writer in another process, as goose is: connections of one process share the -shm.
+WRITER = r"""
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA journal_mode=wal")
+conn.execute("PRAGMA wal_autocheckpoint=0")
+for statement in sys.argv[2:]:
+    conn.execute(statement)
+print("ready", flush=True)
+sys.stdin.read()  # hold the database open until the test is done
+conn.close()
+"""
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Iterator[Path]:
+    """The fixture store with a writer holding sessions.db open in WAL mode, uncheckpointed."""
+    home = make_home(tmp_path)
+    db = str(home / SESSIONS / "sessions.db")
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, db, *LIVE_ROWS],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "ready"
+        yield home
+    finally:
+        assert writer.stdin is not None
+        writer.stdin.close()
+        try:
+            writer.wait(timeout=10)
+        finally:
+            if writer.poll() is None:
+                writer.kill()
+            if writer.stdout is not None:
+                writer.stdout.close()
+
+
+def test_live_wal_store_is_read_and_left_untouched(live: Path) -> None:
+    assert (live / SESSIONS / "sessions.db-wal").exists()
+    before = snapshot(live)
+    result = GooseReader().read(reader_context(live))
+    assert snapshot(live) == before
+    row = session(result, "20260309_9")
+    assert (row["date"], row["key_actions"]) == (
+        "2026-03-09",
+        ["Live session", "still being written"],
+    )
+
+
+def test_jsonl_store_is_never_written(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    (home / SESSIONS / "sessions.db").unlink()
+    before = snapshot(home)
+    result = GooseReader().read(reader_context(home))
+    assert snapshot(home) == before
+    assert session(result, "20260308_090000")["key_actions"] == [
+        "Old legacy copy",
+        "STALE legacy prompt",
+    ]  # without the database, the JSONL copy is all there is
+
+
+# -- where the store is -------------------------------------------------------------------------
+
+
+def test_locations_and_overrides(home: Path, tmp_path: Path) -> None:
+    reader = GooseReader()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    missing = reader.health(reader_context(empty))
+    assert not missing.ok and "BOURDON_GOOSE_STORE" in (missing.fix or "")
+    assert reader.read(reader_context(empty)).manifest["recent_sessions"] == []
+    assert reader.health(reader_context(home)).ok
+    data = home / ".local" / "share"
+    assert reader.read(reader_context(empty, env={"XDG_DATA_HOME": str(data)})).stats.sessions == 6
+    root = tmp_path / "root"
+    shutil.copytree(data / "goose", root / "data")
+    assert reader.read(reader_context(empty, env={"GOOSE_PATH_ROOT": str(root)})).stats.sessions
+    named = reader_context(empty, env={"BOURDON_GOOSE_STORE": str(data / "goose" / "sessions")})
+    assert reader.read(named).stats.sessions == 6
+    assert reader.read(reader_context(empty, store=data / "goose")).stats.sessions == 6
+    windows = reader.locations(reader_context(empty, env={"APPDATA": "C:/Users/dana/AppData"}))
+    assert Path("C:/Users/dana/AppData") / "Block" / "goose" / "data" / "sessions" in windows
+
+
+def test_output_commits_into_a_library(result: ReadResult, tmp_path: Path) -> None:
+    library = Library.init(tmp_path / "lib")
+    try:
+        library.regenerate("goose", result.manifest, reader="goose")
+        counts = library.read("goose").counts()
+        assert counts["recent_sessions"] == 6
+        assert counts["known_entities"] == len(result.manifest["known_entities"])
+    finally:
+        library.close()
+
+
+def test_an_edited_instructions_file_changes_the_store_fingerprint(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+    reader, ctx = GooseReader(), reader_context(home)
+    store = store_path(reader, ctx)
+    assert store is not None
+    before = store_fingerprint(reader, ctx, store)
+    assert store_fingerprint(reader, ctx, store) == before
+    (home / ".config" / "goose" / ".goosehints").write_text("Something new.\n", encoding="utf-8")
+    assert store_fingerprint(reader, ctx, store) != before
+
+
+def test_hints_notes_stay_home_for_a_keep_home_audience(result: ReadResult) -> None:
+    (note,) = result.manifest["notes"]
+    assert stays_home("notes", note)
+
+
+def test_private_prompt_setting_keeps_prompts_and_notes_home(home: Path) -> None:
+    result = GooseReader().read(reader_context(home, prompt_visibility="private"))
+    rows = [*result.manifest["recent_sessions"], *result.manifest["notes"]]
+    assert rows and {r["visibility"] for r in rows} == {"private"}
+    assert {e["visibility"] for e in result.manifest["known_entities"]} == {"team", "private"}
