@@ -200,7 +200,7 @@ def test_overrides_name_projects_or_folders_of_projects(home: Path, tmp_path: Pa
     several = os.pathsep.join([str(home / "work"), str(home / "legacy")])
     both = reader.read(reader_context(tmp_path, env={"BOURDON_AIDER_STORE": several}))
     assert [r["date"] for r in both.manifest["recent_sessions"]] == ["2026-04-10", "2025-11-20"]
-    explicit = reader.read(reader_context(tmp_path, store=home / "personal"))
+    explicit = reader.read(reader_context(home, store=home / "personal"))
     assert [r["visibility"] for r in explicit.manifest["recent_sessions"]] == ["private"]
 
 
