@@ -266,3 +266,24 @@ def test_a_huge_history_is_skipped_with_a_count(
     monkeypatch.setattr(aider, "MAX_HISTORY", 1000)
     result = AiderReader().read(reader_context(home))
     assert result.stats.too_large == 1 and result.manifest["recent_sessions"] == []
+
+
+def test_the_private_path_rule_on_folders_that_can_exist_here(tmp_path: Path) -> None:
+    # Aider's folder is where its file lies, so only the table's folders under this home apply.
+    from tests.readers.test_private_paths import RULES
+
+    local = [(f, p) for f, p in RULES if f.startswith("{home}")]
+    assert len(local) >= 6
+    wrong = []
+    for n, (folder, private) in enumerate(local):
+        home = tmp_path / f"h{n}"
+        project = Path(folder.format(home=home))
+        project.mkdir(parents=True)
+        (project / HISTORY).write_text(
+            "\n# aider chat started at 2026-06-01 10:00:00\n\n#### tidy the importer  \n"
+        )
+        result = AiderReader().read(reader_context(home))
+        (row,) = result.manifest["recent_sessions"]
+        if row["visibility"] != ("private" if private else "team"):
+            wrong.append(folder)
+    assert wrong == []

@@ -167,3 +167,22 @@ def test_a_store_without_transcripts_says_only_where(tmp_path: Path) -> None:
     (root / "memories").mkdir(parents=True)
     health = WindsurfReader().health(reader_context(tmp_path))
     assert health.ok and "Cascade conversations" not in health.message
+
+
+def test_the_private_path_rule_on_workspace_rules(tmp_path: Path) -> None:
+    from tests.readers.test_private_paths import RULES
+
+    local = [(f, p) for f, p in RULES if f.startswith("{home}")]
+    wrong = []
+    for n, (folder, private) in enumerate(local):
+        home = tmp_path / f"h{n}"
+        workspace = Path(folder.format(home=home))
+        (workspace / ".windsurf" / "rules").mkdir(parents=True)
+        (workspace / ".windsurf" / "rules" / "style.md").write_text("Use tabs.\n")
+        slot = home / ".config" / "Windsurf" / "User" / "workspaceStorage" / "w1"
+        slot.mkdir(parents=True)
+        (slot / "workspace.json").write_text(f'{{"folder": "{workspace.as_uri()}"}}')
+        (note,) = WindsurfReader().read(reader_context(home)).manifest["notes"]
+        if note["visibility"] != ("private" if private else "team"):
+            wrong.append(folder)
+    assert wrong == []

@@ -158,6 +158,20 @@ def _cline(home: Path, cwd: str) -> Path:
     return root
 
 
+def _continue_dev(home: Path, cwd: str) -> Path:
+    root = home / ".continue"
+    index = [
+        {
+            "sessionId": SESSION,
+            "title": PROMPT,
+            "dateCreated": str(EPOCH_MS),
+            "workspaceDirectory": cwd,
+        }
+    ]
+    _write(root / "sessions" / "sessions.json", json.dumps(index))
+    return root
+
+
 WRITERS: dict[str, Callable[[Path, str], Path]] = {
     "claude-code": _claude_code,
     "codex": _codex,
@@ -166,6 +180,7 @@ WRITERS: dict[str, Callable[[Path, str], Path]] = {
     "copilot-cli": _copilot_cli,
     "gemini-cli": _gemini_cli,
     "cline": _cline,
+    "continue-dev": _continue_dev,
 }
 
 
