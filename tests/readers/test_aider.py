@@ -287,3 +287,27 @@ def test_the_private_path_rule_on_folders_that_can_exist_here(tmp_path: Path) ->
         if row["visibility"] != ("private" if private else "team"):
             wrong.append(folder)
     assert wrong == []
+
+
+def test_an_export_sees_a_new_launch_and_skips_an_unchanged_scan(tmp_path: Path) -> None:
+    from bourdon.ingest.outcome import COMMITTED, UNCHANGED
+    from bourdon.ingest.pipeline import export_reader
+
+    home = copy_home(tmp_path / "home")
+    ctx = reader_context(home)
+    library = Library.init(tmp_path / "lib")
+    try:
+        first = export_reader(library, AiderReader(), ctx)
+        assert first.outcome == COMMITTED and first.rows > len(EXPECTED)
+        assert export_reader(library, AiderReader(), ctx).outcome == UNCHANGED
+        chat = home / "work" / "harbor" / HISTORY
+        with open(chat, "a", encoding="utf-8") as handle:
+            handle.write(
+                "\n# aider chat started at 2026-04-11 09:00:00\n\n#### add a healthcheck  \n"
+            )
+        again = export_reader(library, AiderReader(), ctx)
+        assert again.outcome == COMMITTED
+        dates = [s["date"] for s in library.read("aider").data["recent_sessions"]]
+        assert "2026-04-11" in dates
+    finally:
+        library.close()

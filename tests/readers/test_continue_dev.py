@@ -204,3 +204,25 @@ def test_locations_and_overrides(home: Path, tmp_path: Path) -> None:
     assert home / "src" / "ledgerline" / ".continue" / "rules" in reader.watch_paths(
         reader_context(home)
     )
+
+
+def test_an_export_sees_a_changed_workspace_rule(tmp_path: Path) -> None:
+    from bourdon.ingest.outcome import COMMITTED, UNCHANGED
+    from bourdon.ingest.pipeline import export_reader
+
+    home = copy_home(tmp_path / "home")
+    ctx = reader_context(home)
+    library = Library.init(tmp_path / "lib")
+    try:
+        assert export_reader(library, ContinueDevReader(), ctx).outcome == COMMITTED
+        assert export_reader(library, ContinueDevReader(), ctx).outcome == UNCHANGED
+        legacy = home / "src" / "ledgerline" / ".continuerules"
+        legacy.write_text("Money is Decimal; rates are Decimal too.\n", encoding="utf-8")
+        assert export_reader(library, ContinueDevReader(), ctx).outcome == COMMITTED
+        texts = [n["text"] for n in library.read("continue-dev").data["notes"]]
+        assert (
+            "Continue rules (.continuerules) for ledgerline:\nMoney is Decimal; rates are Decimal too."
+            in texts
+        )
+    finally:
+        library.close()

@@ -186,3 +186,22 @@ def test_the_private_path_rule_on_workspace_rules(tmp_path: Path) -> None:
         if note["visibility"] != ("private" if private else "team"):
             wrong.append(folder)
     assert wrong == []
+
+
+def test_an_export_sees_a_changed_workspace_rule(tmp_path: Path) -> None:
+    from bourdon.ingest.outcome import COMMITTED, UNCHANGED
+    from bourdon.ingest.pipeline import export_reader
+
+    home = copy_home(tmp_path / "home")
+    ctx = reader_context(home)
+    library = Library.init(tmp_path / "lib")
+    try:
+        assert export_reader(library, WindsurfReader(), ctx).outcome == COMMITTED
+        assert export_reader(library, WindsurfReader(), ctx).outcome == UNCHANGED
+        rule = home / "src" / "harbor" / ".windsurf" / "rules" / "pnpm.md"
+        rule.write_text("---\ntrigger: always_on\n---\n\nUse pnpm 10.\n", encoding="utf-8")
+        assert export_reader(library, WindsurfReader(), ctx).outcome == COMMITTED
+        texts = [n["text"] for n in library.read("cascade").data["notes"]]
+        assert "Windsurf rule pnpm (always on) for harbor:\nUse pnpm 10." in texts
+    finally:
+        library.close()
