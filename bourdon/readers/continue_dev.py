@@ -256,7 +256,8 @@ def _rules(
             if path.name == ".continuerules"
             else _rule_heading(path.stem, where)
         )
-        notes += memory_notes(path, owner, "continue-rule", ctx.tz, stats, heading=heading)
+        found = memory_notes(path, owner, "continue-rule", ctx.tz, stats, heading=heading)
+        notes += [n for n in found if not n.text.endswith(":\n")]  # front matter, no rule
     return notes
 
 

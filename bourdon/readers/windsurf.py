@@ -160,7 +160,8 @@ def _workspace_rules(folder: str, ctx: ReaderContext, stats: ReadStats) -> list[
         def heading(meta: Meta, stem: str = path.stem) -> str:
             return f"Windsurf rule {stem}{_activation(meta)}{where}"
 
-        notes += memory_notes(path, folder, TAG, ctx.tz, stats, heading=heading)
+        found = memory_notes(path, folder, TAG, ctx.tz, stats, heading=heading)
+        notes += [n for n in found if not n.text.endswith(":\n")]  # front matter, no rule
     legacy = Path(folder) / ".windsurfrules"
     notes += memory_notes(
         legacy, folder, TAG, ctx.tz, stats, heading=f"Windsurf rules (.windsurfrules){where}"

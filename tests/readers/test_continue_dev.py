@@ -226,3 +226,34 @@ def test_an_export_sees_a_changed_workspace_rule(tmp_path: Path) -> None:
         )
     finally:
         library.close()
+
+
+def test_odd_sessions_and_rules(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    sessions = home / ".continue" / "sessions"
+    sessions.mkdir(parents=True)
+    work = home / "src" / "odd"
+    (work / ".continue" / "rules").mkdir(parents=True)
+    (work / ".continue" / "rules" / "latin.md").write_bytes(b"Caf\xe9 stays French.\n")
+    (sessions / "sessions.json").write_bytes(b"")  # Continue rewrites an empty index as []
+    (sessions / "s1.json").write_bytes(
+        b'{"title": "Caf\xe9 menu", "workspaceDirectory": "'
+        + str(work).encode()
+        + b'", "history": [{"message": {"role": "user", "content": "sort the caf\xe9 menu"}}]}'
+    )
+    (sessions / "s2.json").symlink_to(sessions / "deleted.json")  # deleted while listed
+    result = ContinueDevReader().read(reader_context(home))
+    (row,) = result.manifest["recent_sessions"]
+    assert row["date"] == "" and row["cwd"] == str(work)
+    assert row["key_actions"] == ["Caf\ufffd menu", "sort the caf\ufffd menu"]
+    assert [n["text"] for n in result.manifest["notes"]] == [
+        "Continue rule latin for odd:\nCaf\ufffd stays French."
+    ]
+    assert any("s2.json" in p for p in result.stats.problems)
+
+
+def test_a_rule_with_front_matter_only_is_no_note(tmp_path: Path) -> None:
+    rules = tmp_path / ".continue" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "empty.md").write_text("---\nname: Nothing yet\nalwaysApply: true\n---\n\n")
+    assert ContinueDevReader().read(reader_context(tmp_path)).manifest["notes"] == []

@@ -205,3 +205,28 @@ def test_an_export_sees_a_changed_workspace_rule(tmp_path: Path) -> None:
         assert "Windsurf rule pnpm (always on) for harbor:\nUse pnpm 10." in texts
     finally:
         library.close()
+
+
+def test_odd_rule_files_and_workspace_lists(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    storage = home / ".config" / "Windsurf" / "User" / "workspaceStorage"
+    work = home / "src" / "odd"
+    rules = work / ".windsurf" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "latin.md").write_bytes(b"Caf\xe9 names stay in French.\n")  # not UTF-8
+    (rules / "huge.md").write_text("x" * (1024 * 1024 + 1))  # over the memory-file limit
+    (rules / "gone.md").symlink_to(rules / "deleted.md")  # deleted while listed
+    (rules / "empty.md").write_text("---\ntrigger: manual\n---\n")  # front matter, no text
+    for slot, body in {
+        "a": f'{{"folder": "{work.as_uri()}"}}',
+        "b": '{"folder": 42}',
+        "c": '["not", "an", "object"]',
+        "d": '{"workspace": "file:///x/y.code-workspace"}',
+        "e": f'{{"folder": "{(home / "vanished").as_uri()}"}}',
+    }.items():
+        (storage / slot).mkdir(parents=True)
+        (storage / slot / "workspace.json").write_text(body)
+    result = WindsurfReader().read(reader_context(home))
+    texts = [n["text"] for n in result.manifest["notes"]]
+    assert texts == ["Windsurf rule latin for odd:\nCaf\ufffd names stay in French."]
+    assert result.stats.too_large == 1
