@@ -22,6 +22,7 @@ from bourdon.testing.readercheck import reader_context, snapshot
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "stores" / "aider" / "home"
 HISTORY = ".aider.chat.history.md"
+MTIME = 1775082600  # 2026-04-01 22:30 UTC: 2026-04-02 in Paris
 
 # (date, folder under the home, key actions, files touched, visibility), newest first.
 EXPECTED: list[tuple[str, str, list[str], list[str], str]] = [
@@ -94,6 +95,9 @@ EXPECTED: list[tuple[str, str, list[str], list[str], str]] = [
 def copy_home(target: Path) -> Path:
     """The fixture home copied to ``target``, with a symlinked project that must be skipped."""
     shutil.copytree(FIXTURE, target, symlinks=True)
+    for path in target.rglob("*"):
+        if path.is_file():
+            os.utime(path, (MTIME, MTIME))
     (target / "src" / "linked").symlink_to(target / "src" / "ledgerline")
     return target
 
@@ -172,7 +176,31 @@ def test_entities_name_projects_and_files_touched_twice(result: ReadResult) -> N
         "2026-03-06",
     )
     assert entities["diary"]["visibility"] == "private"
-    assert result.manifest["notes"] == []  # Aider keeps no memory of its own
+
+
+def test_conventions_named_in_aider_configs_become_notes(result: ReadResult) -> None:
+    notes = {
+        (n["date"], n["text"], tuple(n.get("related_entities", [])), n["visibility"])
+        for n in result.manifest["notes"]
+    }
+    assert notes == {
+        ("2026-04-02", "Aider conventions aider-global.md:\nAnswer briefly.", (), "team"),
+        (
+            "2026-04-02",
+            "Aider conventions CONVENTIONS.md for ledgerline:\n# Conventions\n\n"
+            "- Money is Decimal, never float.\n- Every command has a --dry-run.",
+            ("ledgerline",),
+            "team",
+        ),
+        (
+            "2026-04-02",
+            "Aider conventions docs/style.md for ledgerline:\nDocstrings in the imperative.",
+            ("ledgerline",),
+            "team",
+        ),
+        ("2026-04-02", "Aider conventions CONVENTIONS.md for harbor:\nUse pnpm.", ("harbor",), "team"),
+    }
+    assert {t for n in result.manifest["notes"] for t in n["tags"]} == {"aider-conventions"}
 
 
 def test_the_store_is_never_written(home: Path) -> None:
@@ -214,7 +242,16 @@ def test_health_and_the_fingerprinted_files(home: Path, tmp_path: Path) -> None:
     assert not any("node_modules" in p or ".cache" in p or "v2" in p for p in found)
     first = store_path(reader, ctx)
     assert first is not None and first.is_file()  # the fingerprint stats files, not the home
-    assert {str(p.relative_to(home)) for p in reader.watch_paths(ctx)} == found
+    watched = {str(p.relative_to(home)) for p in reader.watch_paths(ctx)}
+    assert watched == found | {
+        ".aider.conf.yml",
+        "aider-global.md",
+        "src/ledgerline/.aider.conf.yml",
+        "src/ledgerline/CONVENTIONS.md",
+        "src/ledgerline/docs/style.md",
+        "work/harbor/.aider.conf.yml",
+        "work/harbor/CONVENTIONS.md",
+    }
     empty = tmp_path / "empty"
     empty.mkdir()
     assert not reader.health(reader_context(empty)).ok
