@@ -22,6 +22,11 @@ aider/args.py]; prompt_toolkit ``FileHistory``):
   the line before ``<<<<<<< SEARCH`` (or before the code fence that precedes it).
 - ``.aider.input.history`` entries are ``# <datetime.now()>`` (naive local, microseconds)
   followed by the input's lines, each prefixed with ``+``.
+- Conventions: Aider keeps no memory, but a ``.aider.conf.yml`` (in the home and in the
+  project folder, flat YAML; [docs aider.chat/docs/config/aider_conf.html,
+  aider.chat/docs/usage/conventions.html]) names files to load read-only with ``read:`` (one
+  name or a list), typically ``CONVENTIONS.md``. Relative names are taken in the project
+  folder, ``~`` in the home. Each such file is one note, dated by its modification time.
 
 What it extracts, without any model call: one session per launch header (its date in the
 user's zone; the folder as cwd; the user's inputs as key actions, the lines of one input
@@ -30,9 +35,13 @@ joined, slash commands left out except ``/add`` and the modes that carry a promp
 ``Applied edit to``, ``Added … to the chat``, SEARCH/REPLACE headers and ``/add``); the input
 history gives its prompts to a launch whose chat file lost them, and input entries no launch
 covers (before the first header, or without a chat file) make one session per day. Project
-entities and files touched in several sessions. Aider keeps no memory files and has no hooks.
+entities and files touched in several sessions; notes from the conventions files. Aider has
+no hooks.
 
 Visibility (the same rule in every reader): ``readers.common.privacy``.
+
+Size: over 400 lines because Aider has no store of its own: finding the files (the bounded
+scan), the two history grammars, their merge and the configs' conventions are one reader.
 """
 
 from __future__ import annotations
@@ -54,13 +63,18 @@ from bourdon.readers.base import (
     local_date,
     normalize_path,
     parse_time,
+    project_name,
 )
-from bourdon.readers.common.assembly import Draft, assemble
+from bourdon.readers.common.assembly import Draft, NoteDraft, assemble
+from bourdon.readers.common.files import memory_notes, read_memory_file
+from bourdon.readers.common.frontmatter import front_matter, listed
 from bourdon.readers.common.paths import safe_text
 
 NAME: Final = "aider"
 CHAT: Final = ".aider.chat.history.md"
 INPUT: Final = ".aider.input.history"
+CONF: Final = ".aider.conf.yml"
+TAG: Final = "aider-conventions"
 MAX_DEPTH: Final = 4  # folders this far below a scan root are still looked in
 MAX_FOLDERS: Final = 20_000  # a scan stops after this many folders, and says so
 MAX_HISTORY: Final = 64 * 1024 * 1024  # a history file larger than this is skipped, counted
@@ -104,8 +118,12 @@ class AiderReader:
         return scan(self._roots(ctx)).files
 
     def watch_paths(self, ctx: ReaderContext) -> list[Path]:
-        """The files an export's fingerprint covers: every history file found."""
-        return self.locations(ctx)
+        """The files an export's fingerprint covers: the histories, configs and conventions."""
+        files = self.locations(ctx)
+        folders = sorted({p.parent for p in files})
+        confs = [c for c in [ctx.home / CONF, *(f / CONF for f in folders)] if c.is_file()]
+        named = [path for path, _ in conventions(folders, ctx, ReadStats())]
+        return sorted(set(files + confs + named))
 
     def health(self, ctx: ReaderContext) -> Health:
         """Ready when at least one history is found; says when the scan was cut short."""
@@ -137,7 +155,14 @@ class AiderReader:
         drafts: list[Draft] = []
         for folder in sorted(folders):
             drafts += project_drafts(folder, folders[folder], ctx, stats)
-        return ReadResult(assemble(self.name, drafts, [], ctx, stats), stats)
+        notes: list[NoteDraft] = []
+        for path, owner in conventions(sorted(folders), ctx, stats):
+            label = path.name if owner is None else _relative(path, owner)
+            where = f" for {project_name(str(owner))}" if owner is not None else ""
+            heading = f"Aider conventions {label}{where}"
+            owned = None if owner is None else str(owner)
+            notes += memory_notes(path, owned, TAG, ctx.tz, stats, heading=heading)
+        return ReadResult(assemble(self.name, drafts, notes, ctx, stats), stats)
 
     def _roots(self, ctx: ReaderContext) -> list[Path]:
         if ctx.store is not None:
@@ -358,3 +383,54 @@ def input_entries(path: Path, ctx: ReaderContext, stats: ReadStats) -> list[tupl
             moment = None  # a header that is not a time: its entry cannot be placed
     flush()
     return sorted(entries, key=lambda e: e[0])
+
+
+# -- conventions -------------------------------------------------------------------------------
+
+
+def conventions(
+    folders: list[Path], ctx: ReaderContext, stats: ReadStats
+) -> list[tuple[Path, Path | None]]:
+    """The files ``read:`` names in the home's and the projects' ``.aider.conf.yml``.
+
+    Each with the project folder it belongs to (``None``: a file outside every project, such
+    as one the home's config names by absolute path). A relative name in the home's config
+    is looked for in every project, as Aider looks for it in the folder it runs in.
+    """
+    shared = _read_names(ctx.home / CONF, ctx, stats)
+    found: dict[Path, Path | None] = {}
+    for folder in folders:
+        for name in [*shared, *_read_names(folder / CONF, ctx, stats)]:
+            path = _expand(name, ctx) or folder / name
+            inside = path == folder or folder in path.parents
+            if path.is_file():
+                found.setdefault(path, folder if inside else None)
+    return sorted(found.items(), key=lambda item: str(item[0]))
+
+
+def _read_names(conf: Path, ctx: ReaderContext, stats: ReadStats) -> list[str]:
+    """The ``read`` entries of an Aider config: a name, a ``[list]`` or ``- item`` lines."""
+    text, _ = read_memory_file(conf, stats)
+    if not text:
+        return []
+    # The config is flat YAML: keep its key lines and list items, and read them as front matter.
+    kept = [
+        line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")
+    ]
+    meta, _ = front_matter("\n".join(["---", *kept[:150], "---"]))
+    return [name for name in listed(meta, "read") if name]
+
+
+def _expand(name: str, ctx: ReaderContext) -> Path | None:
+    """An absolute path for ``~`` and absolute names (``~`` is the reader's home); else None."""
+    if name == "~" or name.startswith("~/"):
+        return ctx.home / name[2:]
+    path = Path(name)
+    return path if path.is_absolute() else None
+
+
+def _relative(path: Path, folder: Path) -> str:
+    try:
+        return path.relative_to(folder).as_posix()
+    except ValueError:
+        return path.name
