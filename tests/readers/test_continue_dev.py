@@ -47,6 +47,13 @@ EXPECTED: list[tuple[str, str, list[str], list[str], str]] = [
         ["receipts.py"],
         "private",
     ),
+    (
+        "2026-01-15",  # the Continue CLI: its own tool names, an untitled session
+        "work/harbor",
+        ["Add a healthcheck endpoint"],
+        ["src/health.ts", "src/health.test.ts"],
+        "team",
+    ),
     ("", "work/harbor", ["Explain the build pipeline"], [], "team"),
 ]
 
@@ -155,7 +162,7 @@ def test_secrets_and_entities(result: ReadResult) -> None:
     assert API_KEY not in yamlio.dump(result.manifest).decode()  # config.yaml is never read
     entities = {e["name"]: e for e in result.manifest["known_entities"]}
     assert entities["ledgerline"]["type"] == "project"
-    assert entities["harbor"]["summary"].startswith("Worked on in 2 sessions in ")
+    assert entities["harbor"]["summary"].startswith("Worked on in 3 sessions in ")
     assert entities["taxes"]["visibility"] == "private"
     assert entities["infra"]["last_touched"] == "2026-04-20"
 
