@@ -22,8 +22,11 @@ core/config/getWorkspaceContinueRuleDotFiles.ts]):
   skipped, counted, and its index entry still stands.
 - Edits are the tool calls ``edit_existing_file``, ``create_new_file``,
   ``single_find_and_replace`` and ``multi_edit`` (``builtin_``-prefixed in older releases),
-  whose argument ``filepath`` is relative to the workspace or a URI; a call that errored,
-  was cancelled or is still being generated edited nothing.
+  whose argument ``filepath`` is relative to the workspace or a URI, and the Continue CLI's
+  ``Edit``, ``MultiEdit`` (``file_path``) and ``Write`` (``filepath``) [src
+  continuedev/continue:extensions/cli/src/tools/*.ts, which writes the same session files];
+  a call that errored, was cancelled or is still being generated edited nothing. Unnamed
+  sessions are titled ``New Session`` (the IDE) or ``Untitled Session`` (the CLI).
 - Rules: ``.continue/rules/*.md`` in the global folder and in each workspace (front matter
   ``name``, ``description``, ``globs``, ``alwaysApply``), and the legacy ``.continuerules``
   file at a workspace's root. Read for the workspaces present on this machine; dated by the
@@ -73,10 +76,14 @@ EDIT_TOOLS: Final = frozenset(
         "multi_edit",
         "builtin_edit_existing_file",
         "builtin_create_new_file",
+        "Edit",  # the Continue CLI (cn)
+        "MultiEdit",
+        "Write",
     }
 )
 NOT_RUN: Final = frozenset({"errored", "canceled", "generating"})
-NEW_SESSION: Final = "New Session"  # Continue's title for a session not yet named
+# The titles Continue gives a session not yet named: the IDE's, then the CLI's.
+UNNAMED: Final = frozenset({"New Session", "Untitled Session"})
 INDEX: Final = "sessions.json"
 
 
@@ -156,7 +163,7 @@ def sessions(folder: Path, stats: ReadStats) -> list[Draft]:
 
 def _title(value: object) -> str:
     text = clean_text(value)
-    return "" if text == NEW_SESSION else text
+    return "" if text in UNNAMED else text
 
 
 def _workspace(item: dict[str, Any]) -> str | None:
