@@ -330,9 +330,10 @@ def _search_file(before: deque[str]) -> str | None:
         if not text or text.startswith("```"):
             continue
         name = text.strip("`*").rstrip(":").strip()
-        if name and len(name) < 300 and not name.startswith(("#", ">", "<", "=")):
+        prose = name.endswith(".") or (" " in name and "/" not in name and "\\" not in name)
+        if name and len(name) < 300 and not prose and not name.startswith(("#", ">", "<", "=")):
             return name
-        return None
+        return None  # a sentence, not a file name: the "Applied edit to" line will tell
     return None
 
 

@@ -198,7 +198,12 @@ def test_conventions_named_in_aider_configs_become_notes(result: ReadResult) -> 
             ("ledgerline",),
             "team",
         ),
-        ("2026-04-02", "Aider conventions CONVENTIONS.md for harbor:\nUse pnpm.", ("harbor",), "team"),
+        (
+            "2026-04-02",
+            "Aider conventions CONVENTIONS.md for harbor:\nUse pnpm.",
+            ("harbor",),
+            "team",
+        ),
     }
     assert {t for n in result.manifest["notes"] for t in n["tags"]} == {"aider-conventions"}
 
@@ -348,3 +353,18 @@ def test_an_export_sees_a_new_launch_and_skips_an_unchanged_scan(tmp_path: Path)
         assert "2026-04-11" in dates
     finally:
         library.close()
+
+
+def test_search_blocks_name_their_file_or_nothing(tmp_path: Path) -> None:
+    from bourdon.readers.aider import chat_launches
+    from bourdon.readers.base import ReadStats
+
+    chat = tmp_path / HISTORY
+    chat.write_text(
+        "\n# aider chat started at 2026-01-02 10:00:00\n\n#### go  \n\n"
+        "Here is the change to the parser.\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n\n"
+        "src/my app/main.py\n```python\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n```\n\n"
+        "```\n**lib/util.py**\n<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n```\n"
+    )
+    (launch,) = chat_launches(chat, reader_context(tmp_path), ReadStats())
+    assert launch.files == ["src/my app/main.py", "lib/util.py"]
