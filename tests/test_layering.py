@@ -187,7 +187,7 @@ def a_top_level_package_no_layer_names(pkg: Path) -> None:
 
 
 def a_new_reader_no_contract_names(pkg: Path) -> None:
-    (pkg / "readers" / "aider.py").write_text('"""Planted."""\n', encoding="utf-8")
+    (pkg / "readers" / "zed_agent.py").write_text('"""Planted."""\n', encoding="utf-8")
 
 
 CASES = {
@@ -258,7 +258,7 @@ CASES = {
         (Unlayered("plugins"), Lint("layers", "bourdon.plugins")),
     ),
     "a reader module that no contract names": Case(
-        a_new_reader_no_contract_names, (Lint("readers-inside", "bourdon.readers.aider"),)
+        a_new_reader_no_contract_names, (Lint("readers-inside", "bourdon.readers.zed_agent"),)
     ),
 }
 

@@ -14,9 +14,7 @@ import pytest
 from bourdon.readers import load_readers
 from bourdon.readers.base import ReaderContext
 from bourdon.readers.common.privacy import is_private_path
-from bourdon.readers.goose import GooseReader
-from bourdon.readers.opencode import OpenCodeReader
-from tests.support.stores.single import UNREGISTERED, WRITERS, write_session
+from tests.support.stores.single import WRITERS, write_session
 
 # (folder, private); "{home}" is the reader's home on this machine.
 RULES: list[tuple[str, bool]] = [
@@ -51,13 +49,11 @@ RULES: list[tuple[str, bool]] = [
 ]
 
 READERS, _ = load_readers()
-# Readers the coordinator has not registered yet, checked through their classes.
-CLASSES = {"opencode": OpenCodeReader(), "goose": GooseReader()}
 
 
 def test_every_built_in_reader_is_in_the_table() -> None:
     assert set(WRITERS) <= set(READERS)
-    assert len(WRITERS) == 7
+    assert len(WRITERS) == 10
 
 
 @pytest.mark.parametrize(("folder", "private"), RULES)
@@ -70,10 +66,10 @@ def test_no_folder_is_team(tmp_path: Path) -> None:
     assert is_private_path(None, tmp_path) is False
 
 
-@pytest.mark.parametrize("agent", sorted({*WRITERS, *UNREGISTERED}))
+@pytest.mark.parametrize("agent", sorted(WRITERS))
 def test_every_reader_agrees_with_the_table(agent: str, tmp_path: Path) -> None:
     wrong = []
-    reader = READERS.get(agent) or CLASSES[agent]
+    reader = READERS[agent]
     for n, (folder, private) in enumerate(RULES):
         home = tmp_path / f"h{n}"
         path = folder.format(home=home)

@@ -181,8 +181,19 @@ def _goose(home: Path, cwd: str) -> Path:
     return root
 
 
-# Readers not registered as entry points yet: their tests import their classes directly.
-UNREGISTERED: dict[str, Callable[[Path, str], Path]] = {"opencode": _opencode, "goose": _goose}
+def _continue_dev(home: Path, cwd: str) -> Path:
+    root = home / ".continue"
+    index = [
+        {
+            "sessionId": SESSION,
+            "title": PROMPT,
+            "dateCreated": str(EPOCH_MS),
+            "workspaceDirectory": cwd,
+        }
+    ]
+    _write(root / "sessions" / "sessions.json", json.dumps(index))
+    return root
+
 
 WRITERS: dict[str, Callable[[Path, str], Path]] = {
     "claude-code": _claude_code,
@@ -192,9 +203,12 @@ WRITERS: dict[str, Callable[[Path, str], Path]] = {
     "copilot-cli": _copilot_cli,
     "gemini-cli": _gemini_cli,
     "cline": _cline,
+    "continue-dev": _continue_dev,
+    "opencode": _opencode,
+    "goose": _goose,
 }
 
 
 def write_session(agent: str, home: Path, cwd: str) -> Path:
     """One session of ``agent`` whose working folder is ``cwd``; the store folder it wrote."""
-    return {**WRITERS, **UNREGISTERED}[agent](home, cwd)
+    return WRITERS[agent](home, cwd)
