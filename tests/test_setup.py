@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tomllib
 from pathlib import Path
@@ -117,9 +118,12 @@ def snapshot(*roots: Path) -> dict[str, bytes]:
 
 @pytest.fixture
 def home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    empty = tmp_path / "empty-bin"
-    empty.mkdir()
-    monkeypatch.setenv("PATH", str(empty))  # no agent's program on PATH: files decide
+    programs = tmp_path / "bin"
+    programs.mkdir()
+    git = shutil.which("git")
+    assert git is not None
+    (programs / "git").symlink_to(git)
+    monkeypatch.setenv("PATH", str(programs))  # git, and no agent's program: files decide
     make_home(isolated_home)
     return isolated_home
 
@@ -312,7 +316,7 @@ def test_each_registered_command_starts_a_server_that_answers_initialize(home: P
         params = StdioServerParameters(command=command[0], args=list(command[1:]), env=env)
         with anyio.fail_after(60):
             async with Client(params) as client:
-                return str(client.initialize_result.server_info.name)
+                return str(client.server_info.name)
 
     for command in commands:
         assert anyio.run(initialize, command) == "bourdon"
@@ -324,7 +328,7 @@ def test_doctor_flags_a_registration_whose_bourdon_is_gone(
     from bourdon.ingest import agents, setup
     from bourdon.status.registrations import registration_problems
 
-    program = tmp_path / "bin" / "bourdon"
+    program = tmp_path / "installed" / "bourdon"
     program.parent.mkdir()
     program.write_text("#!/bin/sh\nexit 0\n")
     program.chmod(0o755)
@@ -343,3 +347,8 @@ def test_doctor_flags_a_registration_whose_bourdon_is_gone(
     assert problem["subject"] == "cursor" and problem["severity"] == "error"
     assert problem["fix"].endswith("setup --agent cursor")
     assert str(program) in problem["message"]
+    capsys.readouterr()
+    main(["doctor", "--no-peers", "--json"])
+    found = json.loads(capsys.readouterr().out)["problems"]
+    broken = [p for p in found if p["code"] == "registration_broken"]
+    assert [p["subject"] for p in broken] == ["cursor"]
