@@ -147,3 +147,16 @@ def test_json_file_keeps_its_indentation_and_other_servers() -> None:
         mcpconfig.unregister(cursor, new)
         == '{\n    "mcpServers": {\n        "x": {\n            "command": "y"\n        }\n    }\n}\n'
     )
+
+
+def test_kilo_code_with_its_own_config_gets_opencodes_form(tmp_path: Path) -> None:
+    # Kilo Code's docs: servers under the top-level `mcp` key of ~/.config/kilo/kilo.json,
+    # a local one as {type: local, command: [...], enabled}.
+    (tmp_path / ".config" / "kilo").mkdir(parents=True)
+    kilo = agent("kilo-code", tmp_path)
+    assert kilo.config == tmp_path / ".config" / "kilo" / "kilo.json"
+    new = yaml.safe_load(mcpconfig.register(kilo, '{"mcp": {}, "model": "x"}', NEW))
+    assert new == {
+        "mcp": {"bourdon": {"type": "local", "command": NEW, "enabled": True}},
+        "model": "x",
+    }

@@ -77,7 +77,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
 
     machine = _machine()
     if args.undo:
-        return _undo(args, machine)
+        return _undo(args)
     chosen = found.installed(machine, args.agent)
     skipped = [] if args.agent else found.without_mcp(machine)
     root = library_path(args).absolute()
@@ -229,9 +229,8 @@ def _report(
         print("Restart the agents that are running so they load bourdon's server.")
 
 
-def _undo(args: argparse.Namespace, machine: Machine) -> int:
+def _undo(args: argparse.Namespace) -> int:
     from bourdon.ingest import hooks
-    from bourdon.ingest.agents import known
     from bourdon.ingest.setup import STATE_FILE, undo
 
     state_dir = home_path()
@@ -247,7 +246,7 @@ def _undo(args: argparse.Namespace, machine: Machine) -> int:
     def uninstall(agent: str, path: Path) -> None:
         hooks.uninstall(agent, path, state_dir=state_dir)
 
-    steps = undo(state_dir, known(machine), uninstall)
+    steps = undo(state_dir, uninstall)
     if args.json:
         output.print_json({"undone": [s.to_dict() for s in steps]})
         return 0

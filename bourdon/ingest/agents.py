@@ -30,6 +30,9 @@ Where each file is, from each agent's documentation or source:
   ``cline_mcp_settings.json`` / ``mcp_settings.json``, ``mcpServers``
   [docs https://docs.cline.bot/mcp/configuring-mcp-servers] [docs https://docs.roocode.com/features/mcp/using-mcp-in-roo]
 - OpenCode: ``~/.config/opencode/opencode.json``, ``mcp`` [docs https://opencode.ai/docs/mcp-servers]
+- Kilo Code, since its OpenCode-based releases: ``~/.config/kilo/kilo.json`` (or ``kilo.jsonc``),
+  top-level ``mcp`` in OpenCode's form; the older extension's globalStorage file otherwise
+  [src Kilo-Org/kilocode:packages/kilo-docs/pages/automate/mcp/using-in-kilo-code.md]
 - Goose: ``~/.config/goose/config.yaml`` (Windows ``%APPDATA%\\Block\\goose\\config``),
   ``extensions`` [docs https://block.github.io/goose/docs/guides/config-files]
 - Aider has no MCP client: it is detected, reported, and skipped.
@@ -111,6 +114,23 @@ def _vscode_user(machine: Machine) -> Path:
     return machine.app_dir("Code/User", "Code/User", "Code/User")
 
 
+def _kilo(home: Path, storage: Path) -> Agent:
+    """Kilo Code: its own config (``~/.config/kilo/kilo.json``, OpenCode's ``mcp`` form) since
+    its OpenCode-based releases; the VS Code extension's ``mcp_settings.json`` before them."""
+    config = home / ".config" / "kilo"
+    marks = (config, storage)
+    if config.is_dir():
+        jsonc = config / "kilo.jsonc"
+        path = (
+            jsonc
+            if jsonc.exists() and not (config / "kilo.json").exists()
+            else config / "kilo.json"
+        )
+        return Agent("kilo-code", "Kilo Code", path, JSON, key="mcp", marks=marks)
+    return Agent("kilo-code", "Kilo Code", storage / "settings" / "mcp_settings.json", JSON,
+                 marks=marks)  # fmt: skip
+
+
 def known(machine: Machine) -> list[Agent]:
     """Every agent bourdon can register itself with, as it would be on ``machine``."""
     home = machine.home
@@ -148,8 +168,7 @@ def known(machine: Machine) -> list[Agent]:
               marks=(cline,)),
         Agent("roo-code", "Roo Code", roo / "settings" / "mcp_settings.json", JSON,
               marks=(roo,)),
-        Agent("kilo-code", "Kilo Code", kilo / "settings" / "mcp_settings.json", JSON,
-              marks=(kilo,)),
+        _kilo(home, kilo),
         Agent("opencode", "OpenCode", home / ".config" / "opencode" / "opencode.json", JSON,
               key="mcp", marks=(home / ".config" / "opencode",), programs=("opencode",)),
         Agent("goose", "Goose", goose_dir / "config.yaml", GOOSE, marks=(goose_dir,),

@@ -11,9 +11,10 @@ The entry of each agent, as its documentation shows a local (stdio) server (sour
 ``agents``): Claude Code ``{type: stdio, command, args, env}`` (what ``claude mcp add``
 writes); VS Code ``{type: stdio, command, args}`` under ``servers``; Copilot CLI
 ``{type: local, command, args, tools: ["*"]}``; Cline, Roo Code and Kilo Code
-``{command, args, disabled: false}``; OpenCode ``{type: local, command: [program, ...args],
-enabled: true}`` under ``mcp`` (or ``mcp.servers``, where a file already uses OpenCode 2's
-form [docs https://opencode.ai/docs/mcp-servers]); Goose ``extensions.bourdon`` with
+``{command, args, disabled: false}`` (Kilo Code's own ``kilo.json``: OpenCode's form);
+OpenCode ``{type: local, command: [program, ...args], enabled: true}`` under ``mcp`` (or
+``mcp.servers``, where a file already uses OpenCode 2's form
+[docs https://opencode.ai/docs/mcp-servers]); Goose ``extensions.bourdon`` with
 ``{enabled, type: stdio, name, cmd, args, envs, env_keys, timeout, description}``
 [src block/goose:ui/desktop/openapi.json ExtensionConfig]; Continue a block file
 ``{name, version, schema: v1, mcpServers: [{name, command, args}]}``; the others
@@ -47,10 +48,10 @@ def entry(agent: Agent, command: Sequence[str]) -> dict[str, Any]:
         return {"type": "stdio", "command": program, "args": args}
     if agent.id == "copilot-cli":
         return {"type": "local", "command": program, "args": args, "tools": ["*"]}
+    if agent.key == "mcp":  # OpenCode's form (OpenCode, and Kilo Code's own config)
+        return {"type": "local", "command": [program, *args], "enabled": True}
     if agent.id in ("cline", "roo-code", "kilo-code"):
         return {"command": program, "args": args, "disabled": False}
-    if agent.id == "opencode":
-        return {"type": "local", "command": [program, *args], "enabled": True}
     if agent.id == "goose":
         return {
             "enabled": True,
@@ -73,7 +74,7 @@ def command_of(agent: Agent, found: object) -> list[str] | None:
     if not isinstance(found, dict):
         return None
     program = found.get("cmd" if agent.syntax == GOOSE else "command")
-    if agent.id == "opencode":
+    if agent.key == "mcp":
         return [str(w) for w in program] if isinstance(program, list) and program else None
     args = found.get("args") or []
     if not isinstance(program, str) or not isinstance(args, list):
@@ -165,7 +166,7 @@ def _servers(data: dict[str, Any], agent: Agent, *, create: bool) -> dict[str, A
             f"'{agent.key}' in {agent.config} is not an object; bourdon changed nothing"
         )
     nested = holder.get("servers")
-    if agent.id == "opencode" and isinstance(nested, dict) and "type" not in nested:
+    if agent.key == "mcp" and isinstance(nested, dict) and "type" not in nested:
         return nested  # OpenCode 2's form: mcp.servers.<name>
     return holder
 

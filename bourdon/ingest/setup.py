@@ -58,6 +58,7 @@ class FileChange:
     after: str | None
     entries: list[str] = field(default_factory=list)
     error: str | None = None
+    form: dict[str, str] | None = None  # a server entry's file syntax and key, for undo
 
     @property
     def state(self) -> str:
@@ -105,7 +106,8 @@ def plan(agents: Sequence[Agent], command: Sequence[str]) -> list[FileChange]:
     changes = []
     label = f"{mcpconfig.NAME}: {shlex.join(command)}"
     for agent in agents:
-        change = FileChange(agent.id, agent.config, SERVER, None, None, [label])
+        form = {"syntax": agent.syntax, "key": agent.key}
+        change = FileChange(agent.id, agent.config, SERVER, None, None, [label], form=form)
         try:
             change.before = read_text(agent.config)
             change.after = mcpconfig.register(agent, change.before, command)
@@ -120,7 +122,7 @@ def apply(changes: Sequence[FileChange], session: Session) -> None:
     """Write each change that changes something, remembering the file first."""
     for change in changes:
         if change.state in (CREATED, UPDATED) and change.after is not None:
-            session.touch(change.path, change.agent, change.kind)
+            session.touch(change.path, change.agent, change.kind, change.form)
             session.write(change.path, change.after)
 
 
@@ -150,13 +152,16 @@ class Session:
         self.dirs: list[str] = list(loaded.get("dirs") or [])
         self._raw = self._render() if loaded else None
 
-    def touch(self, path: Path, agent: str, kind: str) -> None:
-        """Remember ``path`` as it is now, before setup first changes it."""
+    def touch(self, path: Path, agent: str, kind: str, form: dict[str, str] | None = None) -> None:
+        """Remember ``path`` as it is now, before setup first changes it (``form``: how its
+        server entry is written, so undo and doctor read it without guessing)."""
         key = str(path.absolute())
         record = self.files.get(key)
         if record is not None:
             if kind not in record["kinds"]:
                 record["kinds"].append(kind)
+            if form:
+                record["form"] = form
             return
         original = _read_bytes(path)
         backup = None
@@ -165,6 +170,8 @@ class Session:
             backup = f"{len(self.files):03d}-{path.name}"
             (self.backups / backup).write_bytes(original)
         self.files[key] = {"agent": agent, "kinds": [kind], "backup": backup, "final": None}
+        if form:
+            self.files[key]["form"] = form
 
     def created(self, path: Path, agent: str) -> None:
         """Remember a file setup caused to exist (a backup the hooks' install made)."""
@@ -208,15 +215,10 @@ class UndoStep:
         return dataclasses.asdict(self) | {"path": str(self.path)}
 
 
-def undo(
-    state_dir: Path,
-    agents: Sequence[Agent],
-    uninstall_hooks: Any,
-) -> list[UndoStep]:
-    """Put back every file setup changed; ``agents`` (by id) say how to take bourdon's entry
-    out of a file changed since; ``uninstall_hooks(agent, path)`` takes its hooks out."""
+def undo(state_dir: Path, uninstall_hooks: Any) -> list[UndoStep]:
+    """Put back every file setup changed; from a file changed since, take out only bourdon's
+    entry, and its hooks with ``uninstall_hooks(agent, path)``."""
     session = Session(state_dir)
-    by_id = {a.id: a for a in agents}
     steps: list[UndoStep] = []
     # The files setup wrote for its own sake (the hooks' state) go last.
     order = sorted(session.files.items(), key=lambda kv: OTHER in kv[1]["kinds"])
@@ -241,7 +243,7 @@ def undo(
         if OTHER in record["kinds"]:
             steps.append(UndoStep(agent, path, "kept", "changed since setup"))
             continue
-        _take_out(path, record, by_id, uninstall_hooks)
+        _take_out(path, record, uninstall_hooks)
         steps.append(
             UndoStep(
                 agent,
@@ -259,12 +261,18 @@ def undo(
     return steps
 
 
-def _take_out(
-    path: Path, record: dict[str, Any], agents: dict[str, Agent], uninstall_hooks: Any
-) -> None:
+def spec(agent_id: str, path: Path, record: dict[str, Any]) -> Agent | None:
+    """The agent as setup wrote its server entry into ``path`` (None: no entry there)."""
+    form = record.get("form")
+    if SERVER not in record["kinds"] or not isinstance(form, dict):
+        return None
+    return Agent(agent_id, agent_id, path, str(form["syntax"]), key=str(form["key"]))
+
+
+def _take_out(path: Path, record: dict[str, Any], uninstall_hooks: Any) -> None:
     agent_id = record["agent"]
-    if SERVER in record["kinds"] and agent_id in agents:
-        agent = dataclasses.replace(agents[agent_id], config=path)
+    agent = spec(agent_id, path, record)
+    if agent is not None:
         raw = read_text(path)
         if raw is not None:
             after = mcpconfig.unregister(agent, raw)
@@ -276,11 +284,8 @@ def _take_out(
         uninstall_hooks(agent_id, path)
 
 
-def registrations(state_dir: Path) -> list[tuple[str, Path]]:
-    """(agent, configuration file) of each server entry setup wrote, as remembered."""
+def registrations(state_dir: Path) -> list[Agent]:
+    """Each agent setup registered bourdon with, its ``config`` the file it wrote."""
     session = Session(state_dir)
-    return [
-        (record["agent"], Path(key))
-        for key, record in session.files.items()
-        if SERVER in record["kinds"]
-    ]
+    found = (spec(r["agent"], Path(key), r) for key, r in session.files.items())
+    return [agent for agent in found if agent is not None]

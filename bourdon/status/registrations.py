@@ -9,29 +9,23 @@ problem whose fix is ``bourdon setup --agent A``, which writes the entry again.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 
 from bourdon.errors import BourdonError
 from bourdon.ingest import mcpconfig, setup
-from bourdon.ingest.agents import Machine, known
 from bourdon.status.verdicts import ERROR, WARNING, Problem, problem
-
-_SPECS = {agent.id: agent for agent in known(Machine(Path("~")))}  # syntax and key only
 
 
 def registration_problems(state_dir: Path) -> list[Problem]:
     """One problem per registration that would not start bourdon."""
     found: list[Problem] = []
-    for agent_id, path in setup.registrations(state_dir):
-        spec = _SPECS.get(agent_id)
-        if spec is None:
-            continue
+    for spec in setup.registrations(state_dir):
+        agent_id, path = spec.id, spec.config
         fix = f"bourdon setup --agent {agent_id}"
         try:
             raw = setup.read_text(path)
-            command = mcpconfig.registered(dataclasses.replace(spec, config=path), raw or "")
+            command = mcpconfig.registered(spec, raw or "")
         except BourdonError as exc:
             found.append(problem("registration_unreadable", WARNING, agent_id,
                                  f"{agent_id}'s registration cannot be checked: {exc.message}",
