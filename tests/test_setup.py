@@ -352,3 +352,22 @@ def test_doctor_flags_a_registration_whose_bourdon_is_gone(
     found = json.loads(capsys.readouterr().out)["problems"]
     broken = [p for p in found if p["code"] == "registration_broken"]
     assert [p["subject"] for p in broken] == ["cursor"]
+
+
+def test_undo_of_a_file_holding_server_and_hooks_edited_since_keeps_the_users_edit(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = home / ".gemini/settings.json"
+    assert run("--yes", "--agent", "gemini-cli") == 0
+    data = load_json(path)
+    assert "bourdon" in data["mcpServers"] and data["hooks"]
+    data["theme"] = "Dracula"  # the user's own change, after setup
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    capsys.readouterr()
+    assert run("--undo", "--yes", "--json") == 0
+    steps = json.loads(capsys.readouterr().out)["undone"]
+    assert {s["action"] for s in steps if s["path"] == str(path)} == {"entries removed"}
+    after = load_json(path)
+    assert after["theme"] == "Dracula"
+    assert after["mcpServers"] == {"other": FOREIGN}
+    assert "bourdon" not in json.dumps(after.get("hooks", {}))

@@ -7,7 +7,8 @@ and its syntax are each agent's documented user scope; the entry's shape is in `
 Where each file is, from each agent's documentation or source:
 
 - Claude Code: ``~/.claude.json``, top-level ``mcpServers`` (what ``claude mcp add -s user``
-  writes) [docs https://docs.anthropic.com/en/docs/claude-code/mcp]
+  writes, an entry ``{type: stdio, command, args, env}``)
+  [docs https://docs.anthropic.com/en/docs/claude-code/mcp] [issue anthropics/claude-code#4193]
 - Codex: ``~/.codex/config.toml``, ``[mcp_servers.<name>]`` (``codex mcp add`` writes the
   global file) [src openai/codex:docs/config.md]
 - Cursor: ``~/.cursor/mcp.json``, ``mcpServers`` [docs https://docs.cursor.com/context/mcp]
