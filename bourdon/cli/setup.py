@@ -217,6 +217,10 @@ def _report(
     for agent in skipped:
         print(f"skipped    {agent:<15} {NO_MCP[agent]}")
     if dry_run:
+        from bourdon.status.readers import is_library
+
+        then = "exported" if is_library(root) else "created (or adopted) and exported"
+        print(f"Library {root}: would be {then} a first time.")
         print(f"Dry run: {changed} file(s) would change; nothing was written.")
     elif changed:
         print(f"{changed} file(s) changed; 'bourdon setup --undo' puts them back.")
