@@ -87,7 +87,8 @@ def cmd_setup(args: argparse.Namespace) -> int:
         changes += _hooks(chosen, root, None)
         _report(args, root, changes, skipped, None, dry_run=True)
         return 0
-    if not _confirmed(args, f"Register bourdon with {len(chosen)} agent(s) and install hooks?"):
+    question = f"Register bourdon with {_count(len(chosen), 'agent')} and install hooks?"
+    if not _confirmed(args, question):
         print("Nothing changed.")
         return 0
     session = setup.Session(home_path())
@@ -221,16 +222,21 @@ def _report(
 
         then = "exported" if is_library(root) else "created (or adopted) and exported"
         print(f"Library {root}: would be {then} a first time.")
-        print(f"Dry run: {changed} file(s) would change; nothing was written.")
+        print(f"Dry run: {_count(changed, 'file')} would change; nothing was written.")
     elif changed:
-        print(f"{changed} file(s) changed; 'bourdon setup --undo' puts them back.")
+        print(f"{_count(changed, 'file')} changed; 'bourdon setup --undo' puts them back.")
     else:
         print("Nothing changed: every agent found was already set up.")
     if exports is not None:
         bad = [e for e in exports if e["outcome"] == "failed"]
-        print(f"Library {root}: exported {len(exports) - len(bad)} reader(s), {len(bad)} failed.")
+        done = _count(len(exports) - len(bad), "reader")
+        print(f"Library {root}: exported {done}, {len(bad)} failed.")
     if not dry_run and changed:
         print("Restart the agents that are running so they load bourdon's server.")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _undo(args: argparse.Namespace) -> int:
