@@ -33,6 +33,7 @@ from bourdon.cli import (
     reads,
     search,
     serve,
+    setup,
     staging,
     trace,
     walk,
@@ -62,6 +63,7 @@ def register(sub: Any) -> None:
         sync_commands,
         status_commands,
         demo,
+        setup,
     ):
         group.register(sub)
 

@@ -92,6 +92,7 @@ def _report(args: argparse.Namespace, *, deep: bool) -> dict[str, Any]:
     from bourdon.ingest import selection
     from bourdon.status import health
     from bourdon.status.readers import is_library
+    from bourdon.status.registrations import registration_problems
     from bourdon.store.library import Library
 
     root = library_path(args).absolute()
@@ -119,6 +120,7 @@ def _report(args: argparse.Namespace, *, deep: bool) -> dict[str, Any]:
         )
         if deep:
             facts.checks = health.deep_checks(library, ctx.env) if library is not None else {}
+            facts.checks["registrations"] = registration_problems(home_path())
             if args.host:
                 facts.checks["bind"] = {"host": args.host, "loopback": is_loopback(args.host)}
         return health.compose(facts)

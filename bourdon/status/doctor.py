@@ -314,6 +314,11 @@ def members(report: Mapping[str, Any], lib: str) -> Iterator[Problem]:
         )
 
 
+def registrations(report: Mapping[str, Any], lib: str) -> Iterator[Problem]:
+    """The agents' MCP registrations that would not start bourdon (``status.registrations``)."""
+    yield from (report.get("checks") or {}).get("registrations") or ()
+
+
 CHECKS: Final = (
     library_missing,
     invalid_manifests,
@@ -325,6 +330,7 @@ CHECKS: Final = (
     peers,
     remotes,
     members,
+    registrations,
     leftovers,
     git_checks,
     unpacked_objects,
