@@ -6,7 +6,6 @@ format facts in the reader's docstring, before the reader was written.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -146,7 +145,7 @@ def test_an_unreadable_file_and_an_empty_store(home: Path, tmp_path: Path) -> No
     broken = tmp_path / "broken"
     task = broken / "tasks" / "1776000000000"
     (task / "ui_messages.json").mkdir(parents=True)
-    os.symlink(tmp_path / "nowhere.json", task / "api_conversation_history.json")
+    (task / "api_conversation_history.json").symlink_to(tmp_path / "nowhere.json")
     (task / "history_item.json").write_text(
         '{"id": "1776000000000", "ts": 1776000000000, "task": "still a session"}'
     )
