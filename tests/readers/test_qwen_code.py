@@ -6,7 +6,6 @@ format facts in the reader's docstring, before the reader was written.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +133,7 @@ def test_an_unreadable_chat_and_an_empty_store(home: Path, tmp_path: Path) -> No
     store = tmp_path / "store"
     chats = store / "projects" / "p" / "chats"
     chats.mkdir(parents=True)
-    os.symlink(tmp_path / "gone.jsonl", chats / "gone.jsonl")
+    (chats / "gone.jsonl").symlink_to(tmp_path / "gone.jsonl")
     (chats / "ok.jsonl").write_text(
         '{"uuid":"a","parentUuid":null,"sessionId":"ok","timestamp":"2026-04-01T08:00:00Z",'
         '"type":"user","cwd":"/w/app","message":{"role":"user","parts":[{"text":"hello"}]}}\n'
