@@ -14,6 +14,10 @@ import pytest
 from bourdon.readers import load_readers
 from bourdon.readers.base import ReaderContext
 from bourdon.readers.common.privacy import is_private_path
+from bourdon.readers.kilo_code import KiloCodeReader
+from bourdon.readers.qwen_code import QwenCodeReader
+from bourdon.readers.roo_code import RooCodeReader
+from tests.support.stores import single_forks
 from tests.support.stores.single import WRITERS, write_session
 
 # (folder, private); "{home}" is the reader's home on this machine.
@@ -66,14 +70,19 @@ def test_no_folder_is_team(tmp_path: Path) -> None:
     assert is_private_path(None, tmp_path) is False
 
 
-@pytest.mark.parametrize("agent", sorted(WRITERS))
+FORKS = {r.name: r for r in (RooCodeReader(), KiloCodeReader(), QwenCodeReader())}
+
+
+@pytest.mark.parametrize("agent", sorted(WRITERS) + sorted(single_forks.WRITERS))
 def test_every_reader_agrees_with_the_table(agent: str, tmp_path: Path) -> None:
+    reader = FORKS.get(agent) or READERS[agent]
+    write = single_forks.write_session if agent in FORKS else write_session
     wrong = []
     for n, (folder, private) in enumerate(RULES):
         home = tmp_path / f"h{n}"
         path = folder.format(home=home)
-        store = write_session(agent, home, path)
-        result = READERS[agent].read(ReaderContext(home=home, store=store))
+        store = write(agent, home, path)
+        result = reader.read(ReaderContext(home=home, store=store))
         sessions = result.manifest["recent_sessions"]
         assert len(sessions) == 1, (agent, path, result.stats.problems)
         expected = "private" if private else "team"
