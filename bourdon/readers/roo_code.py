@@ -14,9 +14,10 @@ parsed by ``readers.common.clinetasks``:
   of VS Code, Insiders, VSCodium, Cursor and Windsurf and ``~/.vscode-server/data/User``; and
   ``~/.vscode-mock/global-storage`` (the Roo CLI runs the extension in a VS Code shim that
   keeps its global storage there). Every root present is read; Cline's and Kilo Code's folders
-  beside them are not Roo's. The ``roo-cline.customStoragePath`` setting moves the tasks
-  anywhere: ``BOURDON_ROO_CODE_STORE`` names that folder (several separated by the path
-  separator; a folder holding ``rooveterinaryinc.roo-cline`` works too).
+  beside them are not Roo's. The ``roo-cline.customStoragePath`` setting (an absolute path in
+  an editor's ``User/settings.json``, JSON with comments) moves the tasks: that folder is read
+  first. ``BOURDON_ROO_CODE_STORE`` names the root(s) to read instead (several separated by
+  the path separator; a folder holding ``rooveterinaryinc.roo-cline`` works too).
 - History: ``tasks/<id>/history_item.json`` (the source of truth) and the ``tasks/_index.json``
   cache ``{version, updatedAt, entries: [HistoryItem]}``; HistoryItem ``{id, number, ts, task,
   workspace?, mode?, parentTaskId?, rootTaskId?, childIds?, status?}``. An index entry whose
@@ -63,9 +64,12 @@ from bourdon.readers.common.clinetasks import (
     read_root,
     rule_notes,
 )
+from bourdon.readers.common.jsonc import load_jsonc
+from bourdon.readers.common.text import unique
 
 NAME: Final = "roo-code"
 EXTENSION: Final = "rooveterinaryinc.roo-cline"
+SETTING: Final = "roo-cline.customStoragePath"  # moves the tasks anywhere (src/utils/storage.ts)
 DIALECT: Final = Dialect(
     tag=NAME,
     edit_tools=frozenset(
@@ -99,8 +103,12 @@ class RooCodeReader:
     store_env = "BOURDON_ROO_CODE_STORE"
 
     def locations(self, ctx: ReaderContext) -> list[Path]:
-        """Every editor's Roo Code folder, then the Roo CLI's ``~/.vscode-mock/global-storage``."""
-        return [*extension_roots(ctx, EXTENSION), ctx.home / ".vscode-mock" / "global-storage"]
+        """The editors' ``customStoragePath`` folders, every editor's Roo Code folder, then the
+        Roo CLI's ``~/.vscode-mock/global-storage``."""
+        defaults = extension_roots(ctx, EXTENSION)
+        return unique(
+            [*_custom_paths(defaults), *defaults, ctx.home / ".vscode-mock" / "global-storage"]
+        )
 
     def health(self, ctx: ReaderContext) -> Health:
         """Ready when a Roo Code store is found and readable."""
@@ -116,3 +124,15 @@ class RooCodeReader:
         places = fork_rules(ctx.home / ".roo", ".roo", ".roorules", folders)
         notes = rule_notes(places, "Roo", "roo-rule", ctx, stats)
         return ReadResult(assemble(self.name, drafts, notes, ctx, stats), stats)
+
+
+def _custom_paths(roots: list[Path]) -> list[Path]:
+    """``roo-cline.customStoragePath`` from the ``settings.json`` beside each extension root."""
+    found = []
+    for root in roots:  # <User>/globalStorage/<extension>: the settings are in <User>
+        settings = root.parent.parent / "settings.json"
+        data = load_jsonc(settings, ReadStats()) if settings.is_file() else None
+        value = data.get(SETTING) if isinstance(data, dict) else None
+        if isinstance(value, str) and Path(value).is_absolute():
+            found.append(Path(value))
+    return found

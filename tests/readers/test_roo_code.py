@@ -13,6 +13,7 @@ import pytest
 
 from bourdon.formats import yamlio
 from bourdon.readers.base import Reader, ReadResult
+from bourdon.readers.common.jsonc import loads_jsonc
 from bourdon.readers.roo_code import RooCodeReader
 from bourdon.store.library import Library
 from bourdon.testing.readercheck import reader_context, snapshot
@@ -185,3 +186,32 @@ def test_locations_and_overrides(tmp_path: Path, home: Path) -> None:
     only = reader.read(reader_context(empty, env={"BOURDON_ROO_CODE_STORE": str(cursor)}))
     assert [s["session_id"] for s in only.manifest["recent_sessions"]] == ["1776783600000"]
     assert reader.health(reader_context(empty, env={"BOURDON_ROO_CODE_STORE": str(cursor)})).ok
+
+
+def test_a_custom_storage_path_in_the_editors_settings(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    moved = tmp_path / "elsewhere" / "roo tasks"
+    task = moved / "tasks" / "1776000000000"
+    task.mkdir(parents=True)
+    (task / "history_item.json").write_text(
+        '{"id": "1776000000000", "ts": 1776000000000, "task": "moved task"}'
+    )
+    code = home / ".config" / "Code" / "User"
+    code.mkdir(parents=True)
+    (code / "settings.json").write_text(
+        "{\n  // where Roo keeps its tasks\n"
+        f'  "roo-cline.customStoragePath": "{moved}", /* set by hand */\n'
+        '  "http.proxy": "http://proxy:8080/*not a comment*/ ,}",\n'
+        '  "editor.fontSize": 13,\n}\n'
+    )
+    cursor = home / ".config" / "Cursor" / "User"
+    cursor.mkdir(parents=True)
+    (cursor / "settings.json").write_text('{"roo-cline.customStoragePath": ')  # cut mid-write
+    reader = RooCodeReader()
+    ctx = reader_context(home)
+    assert reader.locations(ctx)[0] == moved
+    settings = loads_jsonc((code / "settings.json").read_text())
+    assert settings["http.proxy"] == "http://proxy:8080/*not a comment*/ ,}"
+    assert reader.health(ctx).ok
+    got = reader.read(ctx)
+    assert [s["key_actions"] for s in got.manifest["recent_sessions"]] == [["moved task"]]
