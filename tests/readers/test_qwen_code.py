@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from bourdon.formats import yamlio
+from bourdon.readers import base
 from bourdon.readers.base import Reader, ReadResult
 from bourdon.readers.qwen_code import QwenCodeReader
 from bourdon.store.library import Library
@@ -174,3 +175,23 @@ def test_locations_and_overrides(tmp_path: Path, home: Path) -> None:
     moved_chats = reader.read(runtime)
     assert moved_chats.stats.sessions == 0
     assert "Priya owns the importers." in {n["text"] for n in moved_chats.manifest["notes"]}
+
+
+def test_a_huge_record_is_skipped_with_a_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(base, "MAX_LINE", 400)  # as if the pasted log were 16 MB
+    chats = tmp_path / ".qwen" / "projects" / "p" / "chats"
+    chats.mkdir(parents=True)
+    head = '{"uuid":"a","parentUuid":null,"sessionId":"s","timestamp":"2026-04-01T08:00:00Z",'
+    lines = [
+        head + '"type":"user","cwd":"/w/app","message":{"parts":[{"text":"fix the parser"}]}}',
+        head.replace('"a"', '"b"').replace("null", '"a"')
+        + '"type":"user","cwd":"/w/app","message":{"parts":[{"text":"'
+        + "x" * 500
+        + '"}]}}',
+    ]
+    (chats / "s.jsonl").write_text("\n".join(lines) + "\n")
+    got = QwenCodeReader().read(reader_context(tmp_path))
+    assert got.stats.too_large == 1
+    assert [s["key_actions"] for s in got.manifest["recent_sessions"]] == [["fix the parser"]]

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from bourdon.formats import yamlio
+from bourdon.readers import base
 from bourdon.readers.base import Reader, ReadResult
 from bourdon.readers.common.jsonc import loads_jsonc
 from bourdon.readers.roo_code import RooCodeReader
@@ -215,3 +216,14 @@ def test_a_custom_storage_path_in_the_editors_settings(tmp_path: Path) -> None:
     assert reader.health(ctx).ok
     got = reader.read(ctx)
     assert [s["key_actions"] for s in got.manifest["recent_sessions"]] == [["moved task"]]
+
+
+def test_a_huge_ui_messages_file_is_skipped_with_a_count(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(base, "MAX_JSON_FILE", 1000)  # T1's ui and API files are larger
+    got = RooCodeReader().read(reader_context(home))
+    assert got.stats.too_large == 2 and any("too large" in p for p in got.stats.problems)
+    report = session(got, "1776205800000")  # its history item and metadata are still read
+    assert report["key_actions"] == ["Add a monthly report command"]
+    assert report["files_touched"] == ["ledgerline/report.py", "tests/test_report.py"]
