@@ -29,6 +29,8 @@ Ground truth relied on (native-stores.md section 6; google-gemini/gemini-cli
   (``args.file_path``).
 - ``tmp/<id>/logs.json`` lists user prompts ``[{sessionId, messageId, timestamp, type,
   message}]``; it makes a session only for a session id with no chat file.
+- Content parts, edit tools and the memory section are what Qwen Code, its fork, still
+  writes alike: ``readers.common.geminichats``.
 - Memory: ``~/.gemini/GEMINI.md`` and a project's ``GEMINI.md`` (for project folders present
   here): each bullet of the legacy ``## Gemini Added Memories`` section is a note, the rest of
   the file one more; ``~/.gemini/memory.md`` and ``tmp/<id>/memory/*.md``: one note per
@@ -60,21 +62,18 @@ from bourdon.readers.base import (
     default_health,
     iter_jsonl,
     load_json,
-    local_date,
     normalize_path,
     parse_time,
-    project_name,
     store_path,
 )
 from bourdon.readers.common.assembly import Draft, NoteDraft, assemble
-from bourdon.readers.common.files import bullets, children, memory_notes, read_memory_file
+from bourdon.readers.common.files import children, memory_notes, read_memory_file
+from bourdon.readers.common.geminichats import EDIT_TOOLS, FAILED, context_notes, parts_text
 from bourdon.readers.common.paths import is_windows_path, safe_text
 from bourdon.readers.common.text import unique
 from bourdon.readers.common.tools import path_argument
 
 NAME: Final = "gemini-cli"
-EDIT_TOOLS: Final = frozenset({"write_file", "replace", "edit", "smart_edit"})
-FAILED: Final = frozenset({"error", "cancelled"})
 MEMORY_HEADING: Final = "## Gemini Added Memories"
 _DECOY: Final = re.compile(r"\.(tmp-\d+|unreadable-\d+)$")
 
@@ -234,7 +233,7 @@ def _merge(
     for message in rec.messages:
         draft.seen(parse_time(message.get("timestamp")))
         if message.get("type") == "user" and rec.parent is None:
-            text = _text(message.get("displayContent")) or _text(message.get("content"))
+            text = parts_text(message.get("displayContent")) or parts_text(message.get("content"))
             if text and not text.lstrip().startswith("/"):
                 draft.prompts.append(clean_text(text))
         calls = message.get("toolCalls")
@@ -247,18 +246,6 @@ def _merge(
                 found = path_argument(call.get("args"))
                 if found:
                     draft.files.append(found)
-
-
-def _text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, dict):
-        content = [content]
-    if isinstance(content, list):
-        return "".join(
-            p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
-        )
-    return ""
 
 
 def _logs(drafts: dict[str, Draft], path: Path, place: str | None, stats: ReadStats) -> None:
@@ -306,30 +293,9 @@ def _project_memory(folders: list[str], ctx: ReaderContext, stats: ReadStats) ->
 def _gemini_md(
     path: Path, folder: str | None, ctx: ReaderContext, stats: ReadStats
 ) -> list[NoteDraft]:
-    text, moment = read_memory_file(path, stats)
-    if not text.strip() or moment is None:
-        return []
-    rest, memories = _split_memories(text)
-    date = local_date(moment, ctx.tz)
-    where = str(path) if folder is None else folder
-    notes = [NoteDraft(date, m, project_name(folder), "gemini-memory", where) for m in memories]
-    if rest.strip():
-        label = f"GEMINI.md for {project_name(folder)}" if folder else "GEMINI.md"
-        notes.append(
-            NoteDraft(date, f"{label}:\n{rest}", project_name(folder), "gemini-context", where)
-        )
-    return notes
-
-
-def _split_memories(text: str) -> tuple[str, list[str]]:
-    """GEMINI.md without its ``## Gemini Added Memories`` section, and that section's bullets."""
-    lines = text.replace("\r\n", "\n").split("\n")
-    try:
-        start = next(i for i, line in enumerate(lines) if line.strip() == MEMORY_HEADING)
-    except StopIteration:
-        return text, []
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("#")), len(lines))
-    return "\n".join(lines[:start] + lines[end:]), bullets("\n".join(lines[start + 1 : end]))
+    return context_notes(
+        path, folder, ctx, stats, heading=MEMORY_HEADING, tags=("gemini-memory", "gemini-context")
+    )
 
 
 def _memory_file(

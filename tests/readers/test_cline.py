@@ -1,4 +1,4 @@
-"""The Cline reader (Cline, Roo Code, Kilo Code): golden manifest, forks, messy task files."""
+"""The Cline reader: golden manifest, messy task files; Roo Code and Kilo Code tasks are not its."""
 
 from __future__ import annotations
 
@@ -11,7 +11,10 @@ import pytest
 from bourdon.formats import yamlio
 from bourdon.readers import base, load_readers
 from bourdon.readers.base import Reader, ReadResult, ReadStats
-from bourdon.readers.cline import ClineReader, task_draft
+from bourdon.readers.cline import DIALECT, ClineReader
+from bourdon.readers.common.clinetasks import task_draft
+from bourdon.readers.kilo_code import KiloCodeReader
+from bourdon.readers.roo_code import RooCodeReader
 from bourdon.store.library import Library
 from bourdon.testing.readercheck import check_golden, golden_text, reader_context, snapshot
 from tests.support.stores import cline as store
@@ -54,12 +57,19 @@ def test_golden_manifest(home: Path, result: ReadResult) -> None:
     check_golden(GOLDEN, golden_text(result, home))
 
 
-def test_all_three_forks_and_the_cli(result: ReadResult) -> None:
+def test_only_clines_own_tasks(home: Path, result: ReadResult) -> None:
+    # The store holds Cline's, Roo Code's and Kilo Code's folders: Roo's and Kilo's tasks are
+    # now their own readers' sessions (before, this reader read all three, tagged by fork).
     tags = {t for s in result.manifest["recent_sessions"] for t in s.get("tags", [])}
-    assert tags == {"cline", "roo-code", "kilo-code"}
-    roo = [s for s in result.manifest["recent_sessions"] if s.get("tags") == ["roo-code"]]
-    assert roo and all(s["cwd"].endswith("/src/harbor") for s in roo)  # history_item.workspace
-    assert result.stats.sessions == len(result.manifest["recent_sessions"]) == 15
+    assert tags == {"cline"}
+    assert result.stats.sessions == len(result.manifest["recent_sessions"]) == 11
+    roo = RooCodeReader().read(reader_context(home)).manifest["recent_sessions"]
+    kilo = KiloCodeReader().read(reader_context(home)).manifest["recent_sessions"]
+    assert len(roo) == len(kilo) == 2  # 15 sessions in all, as the combined reader found
+    assert all(s["cwd"].endswith("/src/harbor") for s in roo)  # history_item.workspace
+    assert all(s["cwd"].endswith("/private/health") for s in kilo)
+    mine = {s["session_id"] for s in result.manifest["recent_sessions"]}
+    assert mine.isdisjoint(s["session_id"] for s in roo + kilo)
 
 
 def test_messy_tasks_are_survived(result: ReadResult) -> None:
@@ -100,11 +110,9 @@ def test_windows_paths_and_visibility(result: ReadResult) -> None:
     ]
     assert windows and all(s["files_touched"] == ["modules/net/nat.tf"] for s in windows)
     for row in result.manifest["recent_sessions"]:
-        assert row["visibility"] == (
-            "private" if "/private/health" in row.get("cwd", "") else "team"
-        )
+        assert row["visibility"] == "team"  # the private project's tasks are Kilo Code's
     entities = {e["name"]: e for e in result.manifest["known_entities"]}
-    assert entities["health"]["visibility"] == "private"
+    assert "health" not in entities
     assert entities["infra-terraform/modules/net/nat.tf"]["type"] == "file"
 
 
@@ -157,9 +165,9 @@ def test_task_files_one_by_one(tmp_path: Path) -> None:
             ]
         )
     )
-    draft = task_draft(folder, None, "roo-code", ReadStats())
+    draft = task_draft(folder, None, DIALECT, ReadStats())
     assert draft.cwd == "/w/my (copy) app" and draft.prompts == ["fix it"]
-    assert draft.files == ["a.py", "b.py"] and draft.tags == ["roo-code"] and draft.start is None
+    assert draft.files == ["a.py", "b.py"] and draft.tags == ["cline"] and draft.start is None
 
 
 def test_the_store_is_never_written(home: Path) -> None:
@@ -187,19 +195,15 @@ def test_locations_and_overrides(tmp_path: Path, home: Path) -> None:
     assert reader.read(reader_context(empty)).manifest["recent_sessions"] == []
     places = reader.locations(reader_context(empty))
     assert empty / ".cline" / "data" in places
-    assert (
-        empty / ".config" / "Windsurf" / "User" / "globalStorage" / "kilocode.kilo-code" in places
-    )
+    storage = empty / ".config" / "Windsurf" / "User" / "globalStorage"
+    assert storage / "saoudrizwan.claude-dev" in places
+    assert not any("roo-cline" in str(p) or "kilo-code" in str(p) for p in places)
     storage = home / ".config" / "Code" / "User" / "globalStorage"
-    only_roo = reader.read(
-        reader_context(
-            empty, env={"BOURDON_CLINE_STORE": str(storage / "rooveterinaryinc.roo-cline")}
-        )
+    only = reader.read(
+        reader_context(empty, env={"BOURDON_CLINE_STORE": str(storage / "saoudrizwan.claude-dev")})
     )
-    assert {t for s in only_roo.manifest["recent_sessions"] for t in s["tags"]} == {"roo-code"}
-    both = reader.read(
-        reader_context(empty, store=storage)
-    )  # a folder holding the extension folders
-    assert {t for s in both.manifest["recent_sessions"] for t in s["tags"]} == {"cline", "roo-code"}
+    # A folder holding the extension folders: Cline's is read, Roo Code's beside it is not.
+    holding = reader.read(reader_context(empty, store=storage))
+    assert holding.manifest == only.manifest and holding.stats.sessions > 0
     cli = reader.read(reader_context(empty, env={"CLINE_DIR": str(home / ".cline" / "data")}))
     assert cli.stats.sessions > 0

@@ -11,4 +11,7 @@
 - ``memory``: Markdown memory files as entities and notes (Claude Code, Codex);
 - ``facts``: session facts to rows, projects named by repository (Claude Code, Codex);
 - ``assembly``: drafts to rows, projects named by folder (the IDE and CLI readers).
+- ``clinetasks``: Cline-family task folders and rules files (Cline, Roo Code, Kilo Code);
+- ``jsonc``: VS Code's settings files (JSON with comments);
+- ``geminichats``: what Gemini CLI and Qwen Code write alike (parts, edit tools, memory).
 """
