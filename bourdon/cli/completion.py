@@ -33,7 +33,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_completion(args: argparse.Namespace) -> int:
-    print(script(args.shell, args.top_parser), end="")  # main puts its parser in every Namespace
+    print(script(args.shell, args.build_parser()), end="")  # main hands over its builder
     return 0
 
 

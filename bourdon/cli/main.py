@@ -83,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     # options after the command too: the reference CLI's form (`bourdon serve --library P`).
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
     register(sub)  # no command at all: main() prints the grouped help (as `docker` does)
-    parser.set_defaults(top_parser=parser)  # what `bourdon completion` writes its script from
+    # `bourdon completion` writes its script from the whole tree, which only main builds
+    sub.choices["completion"].set_defaults(build_parser=build_parser)
     return parser
 
 
