@@ -278,7 +278,7 @@ def report_write(result: WriteResult, as_json: bool) -> None:
     s = result.stats
     print(
         f"{verb} {result.agent_id}: +{s.total_added} added, ~{s.total_updated} updated, "
-        f"-{s.total_removed} removed ({result.totals.get('total', 0)} rows in all)"
+        f"-{s.total_removed} removed ({output.plural(result.totals.get('total', 0), 'row')} in all)"
     )
     print(f"  version {output.short(result.version)}  digest {digest8(result.digest)}")
 

@@ -307,7 +307,7 @@ def _print_members(members: dict[str, Any] | None) -> None:
     else:
         print(
             f"Members  {members['active']} active ({members['trusted']} trusted, "
-            f"{members['quarantined']} quarantined, {members['peers']} peer), "
+            f"{members['quarantined']} quarantined, {output.plural(members['peers'], 'peer')}), "
             f"{members['revoked']} revoked"
         )
 

@@ -221,6 +221,7 @@ def _print(report: Any, as_json: bool) -> None:
         kept = f", {sent.withheld} above {report.visibility} kept here" if sent.withheld else ""
         if sent.kept_home:
             kept += f", {sent.kept_home} prompt or instruction rows kept home"
-        print(f"{report.remote}: {verb}send {sent.agent_id}: {sent.rows} rows{kept}")
+        rows = output.plural(sent.rows, "row")
+        print(f"{report.remote}: {verb}send {sent.agent_id}: {rows}{kept}")
     for skipped in report.skipped:
         print(f"{report.remote}: skipped {skipped['file']}: {skipped['reason']}")
