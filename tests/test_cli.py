@@ -97,6 +97,7 @@ def cli(capsysbinary: pytest.CaptureFixture[bytes]) -> Any:
 @pytest.fixture(autouse=True)
 def no_debug(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BOURDON_DEBUG", raising=False)
+    monkeypatch.delenv("COLUMNS", raising=False)  # captured output is not a terminal: no cut
 
 
 def stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
@@ -664,13 +665,47 @@ def test_history_of_an_unknown_agent_is_exit_4(cli: Any, root: Path) -> None:
     assert result.json()["error"]["code"] == "not_found"
 
 
-def test_history_limit_below_1_is_clamped_to_1(
-    cli: Any, root: Path, two_versions: Versions
+@pytest.mark.parametrize("limit", ["0", "-5"])
+def test_history_limit_below_1_is_clamped_to_1_and_says_so(
+    cli: Any, root: Path, two_versions: Versions, limit: str
 ) -> None:
-    """Bounds are clamped, never rejected (DESIGN section 5): --limit 0 shows the newest one."""
-    result = cli("--library", root, "history", "ada", "--limit", "0", "--json")
+    """Bounds are clamped, never rejected (DESIGN section 5), and never silently."""
+    result = cli("--library", root, "history", "ada", "--limit", limit, "--json")
     assert result.code == 0, result.err
     assert len(json.loads(result.out)["versions"]) == 1
+    assert result.err == f"bourdon: warning: --limit {limit} is below 1; using 1\n"
+    table = cli("--library", root, "history", "ada", "--limit", limit)
+    assert len(table.out.splitlines()) == 2  # the header and the newest version
+    assert "is below 1; using 1" in table.err
+
+
+@pytest.mark.parametrize(
+    ("command", "most"),
+    [
+        (["recent"], 100),
+        (["summary", "ledgerline"], 100),
+        (["search", "ledger"], 50),
+        (["neighbors", "ledgerline"], 24),
+        (["trace", "ledgerline"], 1000),
+    ],
+)
+def test_every_limit_clamps_the_same_way_with_a_warning(
+    cli: Any, sample_root: Path, command: list[str], most: int
+) -> None:
+    low = cli("--library", sample_root, *command, "--limit", "0", "--json")
+    assert low.code == 0, low.err
+    assert low.err == "bourdon: warning: --limit 0 is below 1; using 1\n"
+    high = cli("--library", sample_root, *command, "--limit", str(most + 1), "--json")
+    assert high.code == 0, high.err
+    assert high.err == f"bourdon: warning: --limit {most + 1} is above {most:,}; using {most:,}\n"
+    fine = cli("--library", sample_root, *command, "--limit", str(most), "--json")
+    assert (fine.code, fine.err) == (0, "")
+
+
+def test_a_limit_that_is_not_a_number_is_a_usage_error(cli: Any, root: Path) -> None:
+    result = cli("--library", root, "history", "ada", "--limit", "ten")
+    assert result.code == 2
+    assert "not a whole number: 'ten'" in result.err
 
 
 # -- diff -------------------------------------------------------------------------------------
@@ -1183,7 +1218,7 @@ def test_find_exact_alias_and_typo(cli: Any, sample_root: Path) -> None:
 
     typo = cli("--library", sample_root, "find", "ledgr-line")
     assert typo.out.splitlines()[0] == "ledgerline [project]  (fuzzy, score 81.8)"
-    assert "  codex                Bookkeeping CLI in Python" in typo.out
+    assert "  codex        Bookkeeping CLI in Python" in typo.out  # aligned on the widest name
 
     data = cli("--library", sample_root, "find", "ledgr-line", "--json").json()
     assert data["name"] == "ledgr-line"
@@ -1208,7 +1243,7 @@ def test_private_rows_need_private(cli: Any, sample_root: Path) -> None:
     shown = cli("--library", sample_root, "find", "dotfiles", "--private").out.splitlines()
     assert shown == [
         "dotfiles [project]",
-        "  claude-code          Ada's personal shell, editor and tmux configuration, managed with "
+        "  claude-code  Ada's personal shell, editor and tmux configuration, managed with "
         "chezmoi.",
     ]
     marco = cli("--library", sample_root, "find", "Marco Bianchi", "--access-level", "private")
@@ -1277,7 +1312,7 @@ def test_summary_of_a_project(cli: Any, sample_root: Path) -> None:
     assert result.code == 0
     lines = result.out.splitlines()
     assert lines[0] == "ledgerline: known to claude-code, codex, cursor, gemini-cli"
-    assert lines[1].startswith("  claude-code          Python CLI for double-entry bookkeeping")
+    assert lines[1].startswith("  claude-code  Python CLI for double-entry bookkeeping")
     sessions = lines.index("Sessions")
     assert lines[sessions + 1].split() == ["DATE", "AGENT", "WHAT"]
     assert lines[sessions + 2].startswith("2026-11-26  codex")

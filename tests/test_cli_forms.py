@@ -48,7 +48,9 @@ pytestmark = pytest.mark.anyio
 
 SAMPLE_AGENTS = ["claude-code", "claude-desktop-chat", "codex", "cursor", "gemini-cli"]
 # The commands that print no JSON: a new command must either print JSON or be added here.
-NO_JSON = {("serve",), ("demo",), ("hook", "export"), ("hook", "user-prompt")}
+NO_JSON = {
+    ("serve",), ("demo",), ("hook", "export"), ("hook", "user-prompt"), ("completion",)
+}  # fmt: skip
 ROWS = b"""\
 agent:
   type: code-assistant
@@ -655,7 +657,7 @@ def test_the_http_serving_line_says_tokenless_requests_read_public_rows(
     expected = (
         ""
         if quiet
-        else f"bourdon: serving {root} (0 agents) at http://127.0.0.1:7/mcp, 0 active member(s), "
+        else f"bourdon: serving {root} (0 agents) at http://127.0.0.1:7/mcp, 0 active members, "
         "requests without a token read public rows only\n"
     )
     assert capsys.readouterr().err == expected

@@ -435,7 +435,7 @@ def test_cli_remote_and_sync(
 
     code, out, err = cli(lib, "sync")
     assert code == 0, err
-    assert "origin: send claude-code: 1 rows" in out
+    assert "origin: send claude-code: 1 row\n" in out
     code, out, _ = cli(lib, "sync")
     assert (code, out.strip()) == (0, "origin: up to date")
 

@@ -90,11 +90,13 @@ def tour(root: Path) -> None:
     output.table(["AGENT", "TYPE", "ENTITIES", "SESSIONS", "WORKSTREAMS", "NOTES"], rows)
 
     step(f"2. One entity, known to several agents: {SHARED_ENTITY!r} (team view)")
+    known = []
     for agent_id in library.agent_ids():
         m = library.read(agent_id)
         for row in m.rows(ENTITIES):
             if fold(str(row["name"])) == SHARED_ENTITY and _visible(row, m.policy):
-                print(f"  {agent_id:<20} {row.get('summary', '')}")
+                known.append([agent_id, row.get("summary", "")])
+    output.table(["AGENT", "SUMMARY"], known, indent="  ", header=False)
 
     agent = "claude-desktop-chat"
     step(f"3. A commit: {agent} learns something new")
@@ -139,7 +141,7 @@ def tour(root: Path) -> None:
     print(f"  restored the exact bytes of {output.short(before.version_id)}: {same}")
     print(
         f"  rollback commit {output.short(undone.version)} removed "
-        f"{undone.stats.total_removed} row(s)"
+        f"{output.plural(undone.stats.total_removed, 'row')}"
     )
     found = library.explain(agent, digest8(result.digest))
     print(

@@ -128,15 +128,15 @@ def cmd_purge(args: argparse.Namespace) -> int:
         return 0 if report.fsck_clean is not False else 1
     verb = "would rewrite" if args.dry_run else "rewrote"
     print(
-        f"{verb} {report.commits} of {report.total_commits} commits, {len(report.files)} "
-        f"file(s), agents: {', '.join(report.agents) or 'none'}"
+        f"{verb} {report.commits} of {output.plural(report.total_commits, 'commit')}, "
+        f"{output.plural(len(report.files), 'file')}, agents: {', '.join(report.agents) or 'none'}"
     )
     for path in report.files[:20]:
         print(f"  {path}")
     if args.dry_run:
         return 0
     fsck = "clean" if report.fsck_clean else report.fsck_said
-    print(f"scrubbed {audit_lines} audit line(s); git fsck: {fsck}")
+    print(f"scrubbed {output.plural(audit_lines, 'audit line')}; git fsck: {fsck}")
     for name in report.remotes:
         print(f"remote {name}: its published branch is force-updated on the next 'bourdon sync'")
     print(

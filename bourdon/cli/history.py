@@ -17,36 +17,38 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any) -> None:
-    from bourdon.cli.shared import add_json
+    from bourdon.cli.shared import add_json, add_limit
 
     p = sub.add_parser("show", help="print an agent's manifest (now, or at a version)")
-    p.add_argument("agent", metavar="AGENT")
+    p.add_argument("agent", metavar="AGENT", help="the agent, as 'bourdon agents' lists it")
     p.add_argument("--version", metavar="V", help="a version id from 'bourdon history'")
     add_json(p)
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("history", help="list the versions of an agent's memory, newest first")
-    p.add_argument("agent", metavar="AGENT")
-    p.add_argument("--limit", type=int, default=20, metavar="N", help="at most N (default 20)")
+    p.add_argument("agent", metavar="AGENT", help="the agent, as 'bourdon agents' lists it")
+    add_limit(p, default=20, most=None, what="the newest N versions")
     add_json(p)
     p.set_defaults(func=cmd_history)
 
     p = sub.add_parser("diff", help="what changed between two versions (V2 default: now)")
-    p.add_argument("agent", metavar="AGENT")
-    p.add_argument("old", metavar="V1")
-    p.add_argument("new", metavar="V2", nargs="?")
+    p.add_argument("agent", metavar="AGENT", help="the agent, as 'bourdon agents' lists it")
+    p.add_argument("old", metavar="V1", help="the earlier version (an id from 'bourdon history')")
+    p.add_argument("new", metavar="V2", nargs="?", help="the later version (default: now)")
     add_json(p)
     p.set_defaults(func=cmd_diff)
 
     p = sub.add_parser("explain", help="which write produced a digest, and what it changed")
-    p.add_argument("agent", metavar="AGENT")
+    p.add_argument("agent", metavar="AGENT", help="the agent, as 'bourdon agents' lists it")
     p.add_argument("digest", metavar="DIGEST", help="a full digest or its first 8 hex characters")
     add_json(p)
     p.set_defaults(func=cmd_explain)
 
     p = sub.add_parser("rollback", help="restore an earlier version as a new commit (undoable)")
-    p.add_argument("agent", metavar="AGENT")
-    p.add_argument("version", metavar="VERSION")
+    p.add_argument("agent", metavar="AGENT", help="the agent, as 'bourdon agents' lists it")
+    p.add_argument(
+        "version", metavar="VERSION", help="the version to restore, from 'bourdon history'"
+    )
     p.add_argument(
         "--expected-digest", metavar="D", help="refuse unless the current digest is still D"
     )
@@ -75,7 +77,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    versions = open_library(args).history(args.agent, limit=max(1, args.limit))
+    versions = open_library(args).history(args.agent, limit=args.limit)
     if args.json:
         output.print_json({"agent_id": args.agent, "versions": [v.to_dict() for v in versions]})
         return 0

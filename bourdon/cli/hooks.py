@@ -60,7 +60,7 @@ def register(sub: Any) -> None:
     v = verbs.add_parser(
         "export", help="export AGENT's store; silent, exits 0, records failures for 'readers'"
     )
-    v.add_argument("agent", metavar="AGENT", nargs="?")
+    v.add_argument("agent", metavar="AGENT", nargs="?", help="the agent whose store to export")
     v.set_defaults(func=cmd_hook_export)
     v = verbs.add_parser(
         "user-prompt",

@@ -22,6 +22,7 @@ from typing import Any
 
 from bourdon import __version__
 from bourdon.cli import (
+    completion,
     demo,
     export,
     forgetting,
@@ -41,6 +42,7 @@ from bourdon.cli import (
 )
 from bourdon.cli import status as status_commands
 from bourdon.cli import sync as sync_commands
+from bourdon.cli.overview import TopParser
 from bourdon.cli.shared import CommandParser, Handler, add_global_options, refused_json
 from bourdon.errors import BourdonError
 
@@ -64,12 +66,13 @@ def register(sub: Any) -> None:
         status_commands,
         demo,
         setup,
+        completion,
     ):
         group.register(sub)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = TopParser(
         prog="bourdon",
         description="One shared, auditable memory for every AI coding agent.",
         epilog="Exit codes: 0 ok, 1 internal error, 2 bad input, 3 invalid manifest, "
@@ -81,14 +84,18 @@ def build_parser() -> argparse.ArgumentParser:
     # Every command's parser (and its verbs', which inherit the class) takes the global
     # options after the command too: the reference CLI's form (`bourdon serve --library P`).
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
-    sub.required = True
-    register(sub)
+    register(sub)  # no command at all: main() prints the grouped help (as `docker` does)
+    # `bourdon completion` writes its script from the whole tree, which only main builds
+    sub.choices["completion"].set_defaults(build_parser=build_parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
     refusal = refused_json(args)
     if refusal is not None:
         output.error(refusal)

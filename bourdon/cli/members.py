@@ -10,14 +10,14 @@ from bourdon.cli.shared import home_path as home
 
 
 def register(sub: Any) -> None:
-    from bourdon.cli.shared import add_json
+    from bourdon.cli.shared import add_json, add_limit
 
     p = sub.add_parser("member", help="enrol, list, rotate and revoke the members of the server")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     verbs.required = True
 
     v = verbs.add_parser("add", help="enrol a member and print its token (shown once)")
-    v.add_argument("id", metavar="ID")
+    v.add_argument("id", metavar="ID", help="the member's id, as 'bourdon member list' shows it")
     v.add_argument(
         "--tier",
         choices=("quarantined", "trusted"),
@@ -53,7 +53,7 @@ def register(sub: Any) -> None:
         ("revoke", cmd_revoke, "stop a member's token working, on the next request"),
     ):
         v = verbs.add_parser(name, help=text)
-        v.add_argument("id", metavar="ID")
+        v.add_argument("id", metavar="ID", help="the member's id, as 'member list' shows it")
         add_json(v)
         v.set_defaults(func=func)
 
@@ -62,8 +62,8 @@ def register(sub: Any) -> None:
         ("ungrant", cmd_ungrant, "take a namespace back"),
     ):
         v = verbs.add_parser(name, help=text)
-        v.add_argument("id", metavar="ID")
-        v.add_argument("namespace", metavar="NS")
+        v.add_argument("id", metavar="ID", help="the member's id, as 'member list' shows it")
+        v.add_argument("namespace", metavar="NS", help="a namespace: an agent id of the library")
         add_json(v)
         v.set_defaults(func=func)
 
@@ -77,7 +77,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("audit", help="who called what, allowed or denied, newest last")
     p.add_argument("--agent", metavar="NS", help="only calls about this namespace")
     p.add_argument("--denials", action="store_true", help="only denied calls")
-    p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N (default 50)")
+    add_limit(p, default=50, most=None, what="the newest N entries")
     add_json(p)
     p.set_defaults(func=cmd_audit)
 
@@ -168,11 +168,12 @@ def cmd_import(args: argparse.Namespace) -> int:
             }
         )
     elif backup is None:
-        print(f"{members.path} is already in bourdon's shape ({len(found)} members); nothing to do")
+        count = output.plural(len(found), "member")
+        print(f"{members.path} is already in bourdon's shape ({count}); nothing to do")
     else:
         print(
-            f"Converted {members.path} to bourdon's shape: {len(found)} "
-            f"member{'' if len(found) == 1 else 's'}, same tokens"
+            f"Converted {members.path} to bourdon's shape: "
+            f"{output.plural(len(found), 'member')}, same tokens"
         )
         print(f"  the reference's file is kept as {backup}")
         for m in found:
@@ -230,7 +231,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from bourdon.access.audit import AuditLog
 
     records = AuditLog(home()).query(
-        agent=args.agent, denials=args.denials, limit=max(1, args.limit)
+        agent=args.agent, denials=args.denials, limit=args.limit
     )
     if args.json:
         output.print_json({"records": [r.to_dict() for r in records]})

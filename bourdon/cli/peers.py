@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
     v.set_defaults(func=cmd_list)
 
     v = verbs.add_parser("add", help="add (or change) a peer")
-    v.add_argument("name", metavar="NAME")
+    v.add_argument("name", metavar="NAME", help="a short name for the peer, e.g. desktop")
     v.add_argument("url", metavar="URL", help="its MCP endpoint, e.g. http://desktop:7500/mcp")
     v.add_argument(
         "--token-env",
@@ -33,7 +33,7 @@ def register(sub: Any) -> None:
     v.set_defaults(func=cmd_add)
 
     v = verbs.add_parser("remove", help="forget a peer")
-    v.add_argument("name", metavar="NAME")
+    v.add_argument("name", metavar="NAME", help="the peer's name, as 'bourdon peers list' shows it")
     add_json(v)
     v.set_defaults(func=cmd_remove)
 
@@ -94,7 +94,10 @@ def cmd_remove(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     found = check_peers(max(0.1, args.deadline))
     if found is None:
-        print("No peers to check.")
+        if args.json:
+            output.print_json({"peers": []})
+        else:
+            print("No peers to check. Add one: bourdon peers add NAME http://HOST:7500/mcp")
         return 0
     rows = [
         {"peer": name, **{k: o[k] for k in ("reachable", "latency_ms", "agents", "problem")}}

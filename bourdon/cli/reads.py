@@ -14,7 +14,7 @@ from bourdon.cli.shared import levels, load_index, warn
 
 
 def register(sub: Any) -> None:
-    from bourdon.cli.shared import add_access, add_json
+    from bourdon.cli.shared import add_access, add_json, add_limit
 
     p = sub.add_parser("agents", help="the agents in the library, with what each knows")
     add_access(p)
@@ -22,7 +22,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_agents)
 
     p = sub.add_parser("find", help="what every agent knows about a name (typos forgiven)")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help="an entity name; typos and aliases are forgiven")
     add_access(p)
     add_json(p)
     p.set_defaults(func=cmd_find)
@@ -30,15 +30,15 @@ def register(sub: Any) -> None:
     p = sub.add_parser("recent", help="recent sessions across agents, newest first")
     p.add_argument("--since", metavar="DATE", help="ISO date (default: the last 14 days)")
     p.add_argument("--agent", metavar="AGENT", help="only this agent's sessions")
-    p.add_argument("--limit", type=int, default=20, metavar="N", help="page size (max 100)")
+    add_limit(p, default=20, most=100, what="sessions per page")
     p.add_argument("--cursor", metavar="C", help="next_cursor of a previous page")
     add_access(p)
     add_json(p)
     p.set_defaults(func=cmd_recent)
 
     p = sub.add_parser("summary", help="everything the agents know about one project")
-    p.add_argument("project", metavar="PROJECT")
-    p.add_argument("--limit", type=int, default=20, metavar="N", help="sessions to show (max 100)")
+    p.add_argument("project", metavar="PROJECT", help="a project name, as the agents call it")
+    add_limit(p, default=20, most=100, what="sessions (and notes) to show")
     p.add_argument("--cursor", metavar="C", help="next_cursor of a previous page of sessions")
     add_access(p)
     add_json(p)
@@ -53,9 +53,26 @@ def register_turn(sub: Any) -> None:
     p = sub.add_parser("prepare-turn", help="what bourdon would tell an agent at turn start")
     p.add_argument("prompt", metavar="PROMPT", help="the user's prompt ('-': read stdin)")
     p.add_argument("--cwd", metavar="DIR", help="the agent's working folder (adds a turn brief)")
-    p.add_argument("--max-chars", type=int, default=1200, metavar="N")
-    p.add_argument("--max-lines", type=int, default=12, metavar="N")
-    p.add_argument("--access-level", choices=("public", "team", "private"), default="team")
+    p.add_argument(
+        "--max-chars",
+        type=int,
+        default=1200,
+        metavar="N",
+        help="most characters of the context (default 1200)",
+    )
+    p.add_argument(
+        "--max-lines",
+        type=int,
+        default=12,
+        metavar="N",
+        help="most lines of the context (default 12)",
+    )
+    p.add_argument(
+        "--access-level",
+        choices=("public", "team", "private"),
+        default="team",
+        help="the widest visibility to show (default: team)",
+    )
     add_json(p)
     p.set_defaults(func=cmd_prepare_turn)
 
@@ -71,7 +88,12 @@ def register_turn(sub: Any) -> None:
     )
     p.add_argument("--max-items", type=int, default=6, metavar="N", help="clamped to 1..20")
     p.add_argument("--max-chars", type=int, default=1800, metavar="N", help="clamped to 320..8000")
-    p.add_argument("--access-level", choices=("public", "team"), default="team")
+    p.add_argument(
+        "--access-level",
+        choices=("public", "team"),
+        default="team",
+        help="the widest visibility to show (default: team; a brief never holds private rows)",
+    )
     add_json(p)
     p.set_defaults(func=cmd_turn)
 
@@ -183,8 +205,12 @@ def cmd_find(args: argparse.Namespace) -> int:
         kinds = "" if match["match"] == "exact" else f"  ({match['match']}, score {match['score']})"
         types = f" [{', '.join(match['types'])}]" if match["types"] else ""
         print(f"{match['name']}{types}{kinds}")
-        for agent in match["agents"]:
-            print(f"  {agent:<20} {match['summaries'].get(agent, '')}")
+        output.table(
+            ["AGENT", "SUMMARY"],
+            [[agent, match["summaries"].get(agent, "")] for agent in match["agents"]],
+            indent="  ",
+            header=False,
+        )
     return 0
 
 
@@ -229,9 +255,12 @@ def cmd_summary(args: argparse.Namespace) -> int:
         return 0
     warn(answer)
     print(f"{answer['project']}: known to {', '.join(answer['agents']) or 'no agent'}")
-    for entity in answer["entities"]:
-        for agent, text in entity["summaries"].items():
-            print(f"  {agent:<20} {text}")
+    output.table(
+        ["AGENT", "SUMMARY"],
+        [[agent, text] for e in answer["entities"] for agent, text in e["summaries"].items()],
+        indent="  ",
+        header=False,
+    )
     if answer["recent_sessions"]:
         print("\nSessions")
         output.table(

@@ -14,7 +14,7 @@ from bourdon.cli import output
 
 
 def register(sub: Any) -> None:
-    from bourdon.cli.shared import add_access, add_json
+    from bourdon.cli.shared import add_access, add_json, add_limit
 
     p = sub.add_parser("search", help="full-text search over every agent's rows (BM25)")
     p.add_argument("query", metavar="QUERY", help='words, "a phrase", or a prefix*')
@@ -24,7 +24,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--since", metavar="DATE", help="only rows dated on or after (ISO date)")
     p.add_argument("--until", metavar="DATE", help="only rows dated on or before (ISO date)")
-    p.add_argument("--limit", type=int, metavar="N", help="results (default 5, max 50)")
+    add_limit(p, default=None, most=50, what="results per page", shown_default=5)
     p.add_argument("--cursor", metavar="C", help="next_cursor of a previous page")
     add_access(p)
     add_json(p)
@@ -57,13 +57,21 @@ def cmd_search(args: argparse.Namespace) -> int:
     if not answer["results"]:
         print(f"Nothing matches {args.query!r}.")
         return 0
-    for result in answer["results"]:
-        data = result["metadata"]
-        label = data.get("name") or data.get("date") or ""
-        print(f"{result['score']:>8.3f}  {result['source']:<10} {data['agent']:<16} {label}")
-        print(f"          {result['snippet']}")
+    output.table(
+        ["SCORE", "KIND", "AGENT", "ROW", "SNIPPET"],
+        [
+            [
+                f"{result['score']:.3f}",
+                result["source"],
+                result["metadata"]["agent"],
+                result["metadata"].get("name") or result["metadata"].get("date") or "",
+                result["snippet"],
+            ]
+            for result in answer["results"]
+        ],
+    )
     shown = len(answer["results"])
-    print(f"{shown} of {answer['meta']['matched']} matches.")
+    print(f"{shown} of {output.plural(answer['meta']['matched'], 'match', 'matches')}.")
     if answer["has_more"]:
         print(f"More: --cursor {answer['next_cursor']}")
     return 0

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bourdon.cli import output
 from bourdon.cli.shared import library_path
 from bourdon.errors import InputError
 
@@ -19,7 +20,12 @@ if TYPE_CHECKING:
 
 def register(sub: Any) -> None:
     p = sub.add_parser("serve", help="run the MCP server (stdio, or streamable HTTP)")
-    p.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    p.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="stdio (default: one agent starts it) or http (streamable HTTP, many callers)",
+    )
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=7500, help="HTTP port (default 7500)")
     p.add_argument("--quiet", action="store_true", help="do not print the 'serving' line")
@@ -166,14 +172,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     say = (lambda text: None) if args.quiet else announce
     if not http:
         say(
-            f"serving {root} ({agents} agents{skipped_note}) over stdio; "
+            f"serving {root} ({output.plural(agents, 'agent')}{skipped_note}) over stdio; "
             f"MCP client config: {json.dumps(launch.client_config(root))}"
         )
         launch.serve_stdio(server)
         return 0
-    launch.serve_http(
-        server, door, registry, say, f"serving {root} ({agents} agents{skipped_note})"
-    )
+    serving = f"serving {root} ({output.plural(agents, 'agent')}{skipped_note})"
+    launch.serve_http(server, door, registry, say, serving)
     return 0
 
 

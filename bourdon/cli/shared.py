@@ -104,6 +104,44 @@ def add_access(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_limit(
+    parser: argparse.ArgumentParser,
+    *,
+    default: int | None,
+    most: int | None,
+    what: str,
+    shown_default: int | None = None,
+) -> None:
+    """``--limit N``, the same on every command: a value outside 1..``most`` is clamped into it,
+    and the command says so on stderr (bounds are clamped, never refused: DESIGN section 5)."""
+    given = default if default is not None else shown_default
+    bounds = f"1-{most:,}" if most else "at least 1"
+    parser.add_argument(
+        "--limit",
+        type=bounded("--limit", most),
+        default=default,
+        metavar="N",
+        help=f"{what} ({bounds}, default {given}; out of range is clamped, with a warning)",
+    )
+
+
+def bounded(option: str, most: int | None) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number, clamped to 1..``most`` with a warning on stderr."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        clamped = max(1, value if most is None else min(most, value))
+        if clamped != value:
+            side = "below 1" if value < 1 else f"above {most:,}"
+            output.error(f"warning: {option} {value} is {side}; using {clamped:,}")
+        return clamped
+
+    return parse
+
+
 def refused_json(args: argparse.Namespace) -> str | None:
     """Why ``--json`` cannot be honoured for the parsed command, or ``None`` if it can."""
     if getattr(args, "json", False) and not getattr(args, "prints_json", False):
@@ -240,7 +278,7 @@ def report_write(result: WriteResult, as_json: bool) -> None:
     s = result.stats
     print(
         f"{verb} {result.agent_id}: +{s.total_added} added, ~{s.total_updated} updated, "
-        f"-{s.total_removed} removed ({result.totals.get('total', 0)} rows in all)"
+        f"-{s.total_removed} removed ({output.plural(result.totals.get('total', 0), 'row')} in all)"
     )
     print(f"  version {output.short(result.version)}  digest {digest8(result.digest)}")
 

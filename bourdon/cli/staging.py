@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
         ("reject", cmd_reject, "drop a staged write (it stays in history)"),
     ):
         v = verbs.add_parser(name, help=text)
-        v.add_argument("agent", metavar="AGENT")
+        v.add_argument("agent", metavar="AGENT", help="the agent the staged write is for")
         v.add_argument(
             "--from",
             dest="caller",

@@ -152,7 +152,7 @@ def _print_status(report: dict[str, Any]) -> None:
     if problems:
         errors = sum(1 for p in problems if p["severity"] == "error")
         print(
-            f"\n{len(problems)} problem(s), {errors} error(s); "
+            f"\n{output.plural(len(problems), 'problem')}, {output.plural(errors, 'error')}; "
             "'bourdon doctor' gives the fix of each:"
         )
         for p in problems:
@@ -169,8 +169,8 @@ def _print_objects(store: dict[str, Any] | None) -> None:
     when = f"packs past ~{limit:,} loose" if limit else "packing disabled (gc.auto=0)"
     running = "; packing now" if store["packing"] else ""
     print(
-        f"Objects  ~{store['loose_estimate']:,} loose, {store['packs']} pack(s), last packed "
-        f"{last} ({when}){running}"
+        f"Objects  ~{store['loose_estimate']:,} loose, {output.plural(store['packs'], 'pack')}, "
+        f"last packed {last} ({when}){running}"
     )
 
 
@@ -179,7 +179,10 @@ def _print_agents(report: dict[str, Any]) -> None:
     totals = agents["totals"]
     levels = ", ".join(f"{n} {level}" for level, n in totals["by_visibility"].items())
     versions = ", ".join(f"{v} x{n}" for v, n in report["schema_versions"].items()) or "-"
-    print(f"Agents   {agents['count']}, {totals['total']} rows ({levels}); spec_version {versions}")
+    print(
+        f"Agents   {agents['count']}, {output.plural(totals['total'], 'row')} ({levels}); "
+        f"spec_version {versions}"
+    )
     if agents["agents"]:
         output.table(
             ["AGENT", "ENTITIES", "SESSIONS", "WORKSTREAMS", "NOTES", "PRIVATE", "DIGEST"],
@@ -227,11 +230,11 @@ def _print_staging(staging: dict[str, Any]) -> None:
         print(f"Staging  cannot be listed: {staging['error']}")
         return
     stale = (
-        f", {staging['stale']} older than {staging['stale_after_days']} days"
+        f", {staging['stale']} older than {output.plural(staging['stale_after_days'], 'day')}"
         if staging["stale"]
         else ""
     )
-    print(f"Staging  {staging['waiting']} write(s) waiting{stale}")
+    print(f"Staging  {output.plural(staging['waiting'], 'write')} waiting{stale}")
     if staging["writes"]:
         output.table(
             ["AGENT", "FROM", "ROWS", "STAGED AT", "AGE (DAYS)"],
@@ -306,7 +309,7 @@ def _print_members(members: dict[str, Any] | None) -> None:
     else:
         print(
             f"Members  {members['active']} active ({members['trusted']} trusted, "
-            f"{members['quarantined']} quarantined, {members['peers']} peer), "
+            f"{members['quarantined']} quarantined, {output.plural(members['peers'], 'peer')}), "
             f"{members['revoked']} revoked"
         )
 
@@ -319,4 +322,4 @@ def _print_problems(problems: list[dict[str, str]]) -> None:
         print(f"{p['severity'].upper():<7}  {p['code']}: {p['message']}")
         print(f"         fix: {p['fix']}")
     errors = sum(1 for p in problems if p["severity"] == "error")
-    print(f"{errors} error(s), {len(problems) - errors} warning(s)")
+    print(f"{output.plural(errors, 'error')}, {output.plural(len(problems) - errors, 'warning')}")

@@ -8,7 +8,7 @@ from typing import Any
 
 from bourdon.cli import output
 from bourdon.cli.shared import open_library
-from bourdon.errors import BourdonError
+from bourdon.errors import BourdonError, InputError
 
 
 def register(sub: Any) -> None:
@@ -19,8 +19,8 @@ def register(sub: Any) -> None:
     verbs.required = True
 
     v = verbs.add_parser("add", help="add a remote (any git URL or path; a bare repository)")
-    v.add_argument("name", metavar="NAME")
-    v.add_argument("url", metavar="URL")
+    v.add_argument("name", metavar="NAME", help="a short name for the remote, e.g. origin")
+    v.add_argument("url", metavar="URL", help="a git URL or path of a bare repository")
     v.add_argument(
         "--visibility",
         choices=("team", "public"),
@@ -36,7 +36,7 @@ def register(sub: Any) -> None:
     v.set_defaults(func=cmd_remote_add)
 
     v = verbs.add_parser("remove", help="forget a remote (nothing is deleted on its side)")
-    v.add_argument("name", metavar="NAME")
+    v.add_argument("name", metavar="NAME", help="the remote's name, as 'remote list' shows it")
     add_json(v)
     v.set_defaults(func=cmd_remote_remove)
 
@@ -161,8 +161,11 @@ def cmd_sync(args: argparse.Namespace) -> int:
     library = open_library(args)
     names = remote_names(library, args.remote)
     if not names:
-        output.error("no remotes: add one with 'bourdon remote add NAME URL'")
-        return 2
+        missing = InputError("no remotes: add one with 'bourdon remote add NAME URL'")
+        output.error(missing.message)
+        if args.json:  # a sync's document, with nothing synced, and the error's usual shape
+            output.print_json({"syncs": [], "ok": False, **missing.to_dict()})
+        return missing.exit_code
     reports: list[SyncReport | None] = []
     failed: BourdonError | None = None
 
@@ -218,6 +221,7 @@ def _print(report: Any, as_json: bool) -> None:
         kept = f", {sent.withheld} above {report.visibility} kept here" if sent.withheld else ""
         if sent.kept_home:
             kept += f", {sent.kept_home} prompt or instruction rows kept home"
-        print(f"{report.remote}: {verb}send {sent.agent_id}: {sent.rows} rows{kept}")
+        rows = output.plural(sent.rows, "row")
+        print(f"{report.remote}: {verb}send {sent.agent_id}: {rows}{kept}")
     for skipped in report.skipped:
         print(f"{report.remote}: skipped {skipped['file']}: {skipped['reason']}")

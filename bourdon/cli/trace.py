@@ -14,13 +14,13 @@ from bourdon.cli.shared import levels, open_library
 
 
 def register(sub: Any) -> None:
-    from bourdon.cli.shared import add_access, add_json
+    from bourdon.cli.shared import add_access, add_json, add_limit
 
     p = sub.add_parser("trace", help="an entity's timeline: who recorded and changed it, when")
     p.add_argument("name", metavar="NAME", help="the entity's name or one of its aliases")
     p.add_argument("--agent", metavar="AGENT", help="only this agent's history")
     add_access(p)
-    p.add_argument("--limit", type=int, metavar="N", help="the newest N events (default 200)")
+    add_limit(p, default=None, most=1000, what="the newest N events", shown_default=200)
     add_json(p)
     p.set_defaults(func=cmd_trace)
 
@@ -60,5 +60,6 @@ def cmd_trace(args: argparse.Namespace) -> int:
         ],
     )
     if answer["meta"]["truncated"]:
-        print(f"\n(the newest {answer['meta']['limit']} of {answer['meta']['events']} events)")
+        events = output.plural(answer["meta"]["events"], "event")
+        print(f"\n(the newest {answer['meta']['limit']} of {events})")
     return 0

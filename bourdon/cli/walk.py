@@ -14,12 +14,12 @@ from bourdon.cli.shared import levels, load_index, warn
 
 
 def register(sub: Any) -> None:
-    from bourdon.cli.shared import add_access, add_json
+    from bourdon.cli.shared import add_access, add_json, add_limit
 
     p = sub.add_parser("neighbors", help="the rows around a name or row id, nearest first")
     p.add_argument("name", metavar="NAME", nargs="+", help="entity names or row ids (up to 8)")
     p.add_argument("--depth", type=int, default=1, metavar="N", help="hops to walk (1-3)")
-    p.add_argument("--limit", type=int, default=8, metavar="N", help="rows to show (1-24)")
+    add_limit(p, default=8, most=24, what="rows to show")
     p.add_argument(
         "--relationship",
         action="append",

@@ -47,7 +47,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("commit", help="merge or replace rows into an agent's manifest")
-    p.add_argument("agent", metavar="AGENT")
+    p.add_argument("agent", metavar="AGENT", help="the agent whose manifest receives the rows")
     p.add_argument(
         "--file",
         "-f",
@@ -55,7 +55,12 @@ def register(sub: Any) -> None:
         metavar="F",
         help="YAML in the manifest's shape with the rows to commit ('-': stdin)",
     )
-    p.add_argument("--mode", choices=("merge", "replace"), default="merge")
+    p.add_argument(
+        "--mode",
+        choices=("merge", "replace"),
+        default="merge",
+        help="merge into the rows there (default) or replace them all",
+    )
     p.add_argument(
         "--expected-digest",
         metavar="D",
@@ -92,7 +97,8 @@ def cmd_init(args: argparse.Namespace) -> int:
         _print_plan(plan, done=True)
         print(f"  serve it:    bourdon serve --library {library.root}")
     elif existed:
-        print(f"{library.root} is already a library ({len(library.agent_ids())} agents)")
+        agents = output.plural(len(library.agent_ids()), "agent")
+        print(f"{library.root} is already a library ({agents})")
     else:
         print(f"Created an empty library at {library.root}")
         print(f"  add memory:  bourdon --library {library.root} commit AGENT --file rows.yaml")
@@ -126,13 +132,14 @@ def _print_plan(plan: Adoption, *, done: bool) -> None:
     facts = plan.to_dict()
     verb = "Adopted" if done else "Would adopt"
     print(
-        f"{verb} the reference library at {plan.root}: {facts['commits']} versions of "
-        f"{len(facts['agents'])} agents as git history"
+        f"{verb} the reference library at {plan.root}: "
+        f"{output.plural(facts['commits'], 'version')} of "
+        f"{output.plural(len(facts['agents']), 'agent')} as git history"
     )
     for agent, counts in facts["agents"].items():
-        plural = "" if counts["versions"] == 1 else "s"
         print(
-            f"  {agent}: {counts['versions']} version{plural} ({counts['snapshots']} from "
+            f"  {agent}: {output.plural(counts['versions'], 'version')} "
+            f"({counts['snapshots']} from "
             "versions/), "
             f"{counts['provenance_matched']} matched to its {counts['provenance_lines']} "
             "provenance lines"

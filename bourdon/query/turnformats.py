@@ -42,7 +42,7 @@ def render(fmt: str, head: Head, items: Items, max_chars: int) -> tuple[str, int
 def _nothing(head: Head) -> str:
     left = head.get("left_out", 0)
     if left:
-        return f"[bourdon] {left} item(s) left out to fit the brief's size."
+        return f"[bourdon] {left} item{'' if left == 1 else 's'} left out to fit the brief's size."
     return "[bourdon] No recognition anchors for this turn."
 
 

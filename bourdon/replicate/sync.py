@@ -197,7 +197,7 @@ def _round(
         if force:
             syncstate.save_state(library.root, name, purged=False)
         return True
-    say(f"pushing {len(changes)} manifest(s) to {name}")
+    say(f"pushing {len(changes)} manifest{'' if len(changes) == 1 else 's'} to {name}")
     own = None
     if len(report.received) > received:
         own = original(library, level, base, head_before, machine, digests, name)

@@ -164,7 +164,8 @@ def serve_http(
     else:
         hint = "" if members else "; no member yet: bourdon member add NAME gives a token"
         access = f"tokens required{hint}"
-    say(f"{serving} at http://{door.host}:{door.port}/mcp, {members} active member(s), {access}")
+    active = f"{members} active member{'' if members == 1 else 's'}"
+    say(f"{serving} at http://{door.host}:{door.port}/mcp, {active}, {access}")
     config = uvicorn.Config(
         gate,
         host=door.host,

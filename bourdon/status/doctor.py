@@ -159,7 +159,8 @@ def staging(report: Mapping[str, Any], lib: str) -> Iterator[Problem]:
             "stale_staged_write",
             WARNING,
             write["path"],
-            f"{caller}'s write to {agent} ({write['rows']} row(s)) has waited in staging for "
+            f"{caller}'s write to {agent} ({write['rows']} row{'' if write['rows'] == 1 else 's'}) "
+            "has waited in staging for "
             f"{age} days (more than {days}); look at it with "
             f"{_bourdon(lib, f'staging show {agent} --from {caller}')}, then promote it, or "
             f"drop it with {_bourdon(lib, f'staging reject {agent} --from {caller}')}",

@@ -113,7 +113,8 @@ def git_checks(report: Mapping[str, Any], lib: str) -> Iterator[Problem]:
             "git_index_behind",
             ERROR,
             ".git/index",
-            f"git's index differs from HEAD for {len(paths)} path(s) ({', '.join(paths[:3])}): "
+            f"git's index differs from HEAD for {len(paths)} "
+            f"path{'' if len(paths) == 1 else 's'} ({', '.join(paths[:3])}): "
             "a plain git commit in the library would undo them; a git process held the index "
             "when bourdon tried to repair it",
             f"git -C {lib} read-tree HEAD",
