@@ -115,10 +115,10 @@ class ClaudeCodeReader:
         roots = store_roots(self, ctx)
         scan = Scan(stats)
         for root in roots:
-            for path, sid, main in transcript_files(root, stats, scan.folders):
+            for path, sid, main, folder in transcript_files(root, stats, scan.folders):
                 key = str(path)
                 for part in _transcript(path, sid, main, saved["files"].get(key), stats, files):
-                    scan.add(path, part)
+                    scan.add(folder, part)
         sessions = scan.sessions()
         lines: list[list[Any]] = []
         for root in roots:

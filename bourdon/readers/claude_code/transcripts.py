@@ -114,7 +114,9 @@ class Part:
 
 
 def _items(data: object) -> list[_Item]:
-    if not isinstance(data, list) or not all(isinstance(x, list) and len(x) == 3 for x in data):
+    """A saved list of items; one of another shape fails where it is unpacked (``ValueError``
+    or ``TypeError``, and the file is read whole), so only the outer list is checked here."""
+    if not isinstance(data, list) or (data and not isinstance(data[0], list)):
         raise ValueError("not a list of items")
     return data
 
@@ -236,8 +238,9 @@ def _blocks(part: Part, kinds: set[Any]) -> None:
 
 def transcript_files(
     root: Path, stats: ReadStats, folders: list[Path]
-) -> list[tuple[Path, str | None, bool]]:
-    """Every transcript under ``root/projects`` in reading order: (path, session, top-level).
+) -> list[tuple[Path, str | None, bool, Path]]:
+    """Every transcript under ``root/projects`` in reading order: (path, session, top-level,
+    project folder).
 
     In each project folder the top-level transcripts come first, then the subagents' (flat
     ``agent-*.jsonl`` name their session inside: ``None``). A vanished folder is a problem.
@@ -252,24 +255,24 @@ def transcript_files(
         stats.problem(f"{projects}: {exc.strerror}")
         return []
     folders.extend(found)
-    out: list[tuple[Path, str | None, bool]] = []
+    out: list[tuple[Path, str | None, bool, Path]] = []
     for folder in found:
         try:
-            subagents: list[tuple[Path, str | None, bool]] = []
+            subagents: list[tuple[Path, str | None, bool, Path]] = []
             with os.scandir(folder) as entries:  # names sorted as strings: cheaper than Paths
                 listed = sorted((e.name, e.is_dir()) for e in entries)
             for name, is_dir in listed:
                 if is_dir or not name.endswith(".jsonl"):
                     continue
                 if name.startswith("agent-"):
-                    subagents.append((folder / name, None, False))
+                    subagents.append((folder / name, None, False, folder))
                 else:
-                    out.append((folder / name, name[: -len(".jsonl")], True))
+                    out.append((folder / name, name[: -len(".jsonl")], True, folder))
             for name, is_dir in listed:
                 if is_dir and (folder / name / "subagents").is_dir():
                     child = folder / name
                     for path in sorted(child.glob("subagents/**/*.jsonl")):
-                        subagents.append((path, name, False))
+                        subagents.append((path, name, False, folder))
             out.extend(subagents)
         except OSError as exc:  # removed or rotated while we read (the 30-day sweep)
             stats.problem(f"{folder.name}: {exc.strerror}")
@@ -296,11 +299,11 @@ class Scan:
         self.stats = stats
         self.dirs: list[tuple[Path, str | None]] = []  # (memory folder, a cwd of that project)
         self.folders: list[Path] = []  # every project folder, in reading order
-        self._parts: list[tuple[Path, Part]] = []
+        self._parts: list[tuple[Path, Part]] = []  # (project folder, part)
 
-    def add(self, path: Path, part: Part) -> None:
-        """The part of the transcript at ``path`` (or a following part of the same file)."""
-        self._parts.append((path, part))
+    def add(self, folder: Path, part: Part) -> None:
+        """A part of a transcript in the project folder ``folder`` (one of ``folders``)."""
+        self._parts.append((folder, part))
 
     def memory_dirs(self, root: Path) -> list[tuple[Path, str | None]]:
         """The auto-memory folders found under ``root``, each with a cwd of its project."""
@@ -317,9 +320,9 @@ class Scan:
         by_id: dict[str, _Transcript] = {}
         summaries: list[tuple[str, str]] = []
         unknown: set[str] = set()
-        folders: dict[Path, str | None] = {}
+        folders: dict[int, str | None] = {}  # by id(): the folders are ``self.folders``
         mains = {p.sid for _, p in self._parts if p.main and p.sid}
-        for path, part in self._parts:
+        for folder, part in self._parts:
             records, skipped, too_large = part.counts
             self.stats.records += records
             self.stats.skipped += skipped
@@ -328,9 +331,8 @@ class Scan:
                 if what not in unknown:
                     unknown.add(what)
                     self.stats.problem(f"claude-code: skipped unknown {what}")
-            folder = path.parent if part.main else None
-            if folder is not None and folders.get(folder) is None:
-                folders[folder] = part.folder_cwd
+            if part.main and folders.get(id(folder)) is None:
+                folders[id(folder)] = part.folder_cwd
             if part.sid is None:
                 continue
             t = by_id.get(part.sid)
@@ -352,7 +354,7 @@ class Scan:
             t.edits.extend(part.edits)
         for folder in self.folders:
             if (folder / "memory").is_dir():
-                self.dirs.append((folder / "memory", folders.get(folder)))
+                self.dirs.append((folder / "memory", folders.get(id(folder))))
         if summaries:
             owner: dict[str, str] = {}
             for _, part in self._parts:

@@ -158,6 +158,8 @@ class Assembler:
             if title not in focus:
                 focus.append(title)
         touched: list[str] = []
+        cwds = tuple(dict.fromkeys(c for c in (facts.cwd, *facts.cwds) if c))
+        remotes = "\0".join(facts.remotes.get(c, "") for c in cwds) if facts.remotes else ""
         for path in facts.edits:
             shown = self._shown.get((path, facts.cwd))
             if shown is None:
@@ -165,7 +167,7 @@ class Assembler:
                 self._shown[(path, facts.cwd)] = shown
             if shown and shown not in touched:
                 touched.append(shown)
-            self._file(path, facts, date, private)
+            self._file(path, facts, date, private, (cwds, remotes))
         row: dict[str, Any] = {"date": date}
         if facts.session_id:
             row["session_id"] = clean_text(facts.session_id, 128)
@@ -181,10 +183,16 @@ class Assembler:
         row["visibility"] = self.ctx.shared(private, prompts=bool(actions))
         self.sessions.append((facts.start, facts.session_id, row))
 
-    def _file(self, path: str, facts: SessionFacts, date: str, private: bool) -> None:
+    def _file(
+        self,
+        path: str,
+        facts: SessionFacts,
+        date: str,
+        private: bool,
+        where: tuple[tuple[str, ...], str],
+    ) -> None:
         """Count an edited file for its project, relative to the repository (or the cwd)."""
-        cwds = tuple(dict.fromkeys(c for c in (facts.cwd, *facts.cwds) if c))
-        remotes = "\0".join(facts.remotes.get(c, "") for c in cwds)
+        cwds, remotes = where  # the session's cwds, and their remotes
         key = (path, cwds, remotes)
         if key not in self._placed:
             self._placed[key] = self._place(path, cwds, facts)
