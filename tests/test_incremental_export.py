@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 
+from bourdon import __version__
 from bourdon.cli.main import main
 from bourdon.ingest.outcome import COMMITTED, UNCHANGED
 from bourdon.ingest.pipeline import export_reader
-from bourdon.ingest.resume import load_resume, resume_path
+from bourdon.ingest.resume import load_resume, resume_path, save_resume
 from bourdon.model import ROW_SECTIONS
 from bourdon.readers.base import ReaderContext
 from bourdon.readers.claude_code import ClaudeCodeReader
@@ -229,15 +230,22 @@ def test_a_replaced_file_and_a_vanished_file(
     assert saved is not None and str(gone) not in saved["files"]
 
 
+def header(schema: int, reader: str, version: str = __version__) -> bytes:
+    state = {"schema": schema, "reader": reader}
+    top = {"bourdon": version, "state": state, "sections": ["files", "history"]}
+    return json.dumps(top).encode() + b"\n"
+
+
 @pytest.mark.parametrize(
     "state",
     [
         b"not json",
-        json.dumps({"schema": 999, "reader": "claude-code", "files": {}, "history": {}}).encode(),
-        json.dumps({"schema": 1, "reader": "codex", "files": {}, "history": {}}).encode(),
-        b'{"schema": 1, "reader": "claude-code", "files": {"x": [1, 2]}, "history": {"y": 3}}',
+        header(999, "claude-code"),
+        header(1, "codex"),
+        header(1, "claude-code", "0.0.1"),
+        header(1, "claude-code") + b'["files", "x", [1, 2]]\n["history", "y", 3]\n',
     ],
-    ids=["garbled", "another schema", "another reader", "wrong shapes"],
+    ids=["garbled", "another schema", "another reader", "another bourdon", "wrong shapes"],
 )
 def test_a_state_from_elsewhere_means_a_whole_read(
     home: Path, ctx: ReaderContext, libraries: tuple[Library, Library], state: bytes
@@ -255,11 +263,11 @@ def test_a_garbled_entry_of_one_file_rereads_that_file_only(
     home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
 ) -> None:
     export_both(libraries, ctx)
-    target = resume_path(libraries[0].root, "claude-code")
-    state = json.loads(target.read_bytes())
+    state = load_resume(libraries[0].root, "claude-code")
+    assert state is not None
     path = session_file(home)
-    state["files"][str(path)][1] = ["not", "a", "part"]
-    target.write_text(json.dumps(state), encoding="utf-8")
+    state["files"][str(path)] = [state["files"][str(path)][0], ["not", "a", "part"]]
+    save_resume(libraries[0].root, "claude-code", state, state)
     append(path, record(path, "One file again", 6))
     result = export_both(libraries, ctx)
     assert result["read"]["bytes_read"] == path.stat().st_size + tails(home)

@@ -148,7 +148,7 @@ def _export(
     resume = load_resume(root, name) if resumable and not force else None
     read = _read(reader, ctx, name, store, resume)
     if resumable and not dry_run:
-        save_resume(root, name, read.resume)
+        save_resume(root, name, read.resume, resume)
     fresh = _shape(read.manifest, reader, name)
     fresh, findings = redact_manifest(fresh)
     current = _current(library, name)

@@ -48,7 +48,7 @@ what was gathered from it (a ``transcripts.Part``, or the history's prompts). An
 is not opened, a grown one is read from its offset, a rewritten one whole; the unfinished last
 line is read every time and never saved. The view is then assembled from every file's facts, as
 a whole read does, so both give the same view. A state of another ``RESUME_SCHEMA`` or reader
-is ignored.
+is ignored (and the pipeline drops one a different bourdon version saved).
 """
 
 from __future__ import annotations
