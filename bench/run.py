@@ -11,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # for tests.sup
 import bench_adopt
 import bench_coldstart
 import bench_export
+import bench_export_incremental
 import bench_freshness
 import bench_history
 import bench_library
@@ -38,6 +39,7 @@ def main() -> int:
         bench_freshness,
         bench_peers,
         bench_export,
+        bench_export_incremental,
         bench_sync,
         bench_status,
         bench_adopt,

@@ -15,6 +15,7 @@ from bourdon.cli.shared import home_path, library_path, open_library, reader_con
 from bourdon.digest import digest8
 from bourdon.errors import ConflictError, NotFoundError
 from bourdon.ingest import selection
+from bourdon.ingest.outcome import cap_note
 
 if TYPE_CHECKING:
     from bourdon.ingest.outcome import ExportResult
@@ -105,6 +106,9 @@ def cmd_readers(args: argparse.Namespace) -> int:
             print(f"  {e['reader']}: DRIFTING since {drift['checked_at']}: {drift['reason']}")
         if e["outcome"] == "refused":
             print(f"  {e['reader']}: last export refused: {e['reason']}")
+        note = cap_note(e.get("capped"))
+        if note:
+            print(f"  {e['reader']}: {note}")
         fail = e["last_hook_failure"]
         if fail and not e["hook_failure_resolved"]:
             print(f"  {e['reader']}: hook failed at {fail.get('when')}: {fail.get('error')}")
@@ -181,6 +185,9 @@ def _print_result(result: ExportResult) -> None:
         print(f"  version {output.short(result.version)}  digest {digest8(result.digest or '')}")
         if result.reason:
             print(f"  {result.reason}")
+    note = cap_note(result.capped)
+    if note and result.outcome != "unchanged":
+        print(f"  {note}")
     if result.drifting:
         print(f"  warning: {name} is drifting: {result.drifting['reason']}")
 
@@ -228,11 +235,15 @@ def cmd_export_all(args: argparse.Namespace) -> int:
                             sum((r.get("redacted") or {}).values()),
                         ]
                     ),
-                    "" if r["outcome"] in (MISSING, "unchanged") else r.get("reason") or "",
+                    _note(r),
                 ]
                 for r in results
             ],
         )
+        for r in results:
+            note = cap_note(r.get("capped"))
+            if note and r["outcome"] not in (MISSING, "unchanged"):
+                print(f"{r['reader']}: {note}")
         exported = sum(1 for r in results if r["outcome"] in GOOD_OUTCOMES)
         absent = sum(1 for r in results if r["outcome"] == MISSING)
         parts = [f"{exported} exported or up to date", f"{absent} without a store here"]
@@ -241,6 +252,16 @@ def cmd_export_all(args: argparse.Namespace) -> int:
             parts.append(f"{len(plugins)} plugin{'s' if len(plugins) != 1 else ''} failed to load")
         print(", ".join(parts))
     return 1 if bad else 0
+
+
+def _note(entry: dict[str, Any]) -> str:
+    """The NOTE cell of export-all's table: why, or how many sessions the cap left out."""
+    if entry["outcome"] in ("missing", "unchanged"):
+        return ""
+    capped = entry.get("capped")
+    n = capped["sessions_dropped"] if isinstance(capped, dict) else 0
+    dropped = f"{n:,} older session{'s' if n != 1 else ''} left out by the cap" if n else ""
+    return "; ".join(x for x in (entry.get("reason") or "", dropped) if x)
 
 
 def _one_line(result: ExportResult) -> str:

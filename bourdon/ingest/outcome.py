@@ -54,6 +54,19 @@ class ExportResult:
     def ok(self) -> bool:
         return self.outcome in GOOD_OUTCOMES
 
+    @property
+    def capped(self) -> dict[str, int] | None:
+        """How many sessions the store holds, and how many the session cap kept, when it
+        left some out; ``None`` when it left none out (or nothing was read)."""
+        stats = self.stats
+        if stats is None or stats.found_sessions <= stats.sessions:
+            return None
+        return {
+            "sessions_found": stats.found_sessions,
+            "sessions_kept": stats.sessions,
+            "sessions_dropped": stats.found_sessions - stats.sessions,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "reader": self.reader,
@@ -72,6 +85,7 @@ class ExportResult:
             "version_id": self.version,
             "digest": self.digest,
             "drifting": self.drifting,
+            "capped": self.capped,
             "seconds": round(self.seconds, 3),
         }
         if self.changes is not None:
@@ -79,6 +93,24 @@ class ExportResult:
         if self.stats is not None:
             out["read"] = stats_dict(self.stats)
         return out
+
+
+def cap_note(capped: object) -> str | None:
+    """The sentence the text outputs say when the session cap left sessions out."""
+    if not isinstance(capped, dict):
+        return None
+    try:
+        found, kept = int(capped["sessions_found"]), int(capped["sessions_kept"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    dropped = found - kept
+    if dropped <= 0:
+        return None
+    return (
+        f"kept the {kept:,} newest session{'s' if kept != 1 else ''} of {found:,}; "
+        f"{dropped:,} older one{'s' if dropped != 1 else ''} left out: "
+        "the cap keeps manifests small"
+    )
 
 
 def stats_dict(stats: ReadStats) -> dict[str, Any]:

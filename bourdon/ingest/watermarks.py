@@ -82,6 +82,7 @@ def mark(result: ExportResult, now: str) -> dict[str, Any]:
         "redacted": result.redacted,
         "version": result.version,
         "drifting": result.drifting,
+        "capped": result.capped,
         "read": stats_dict(result.stats) if result.stats is not None else None,
     }
 

@@ -70,7 +70,9 @@ class ReadStats:
     skipped: int = 0
     partial_tail: int = 0
     too_large: int = 0
-    sessions: int = 0
+    sessions: int = 0  # session rows in the view
+    found_sessions: int = 0  # sessions the store holds: more than ``sessions`` past the cap
+    bytes_read: int = 0  # bytes of the store read (a resumed read: only what was appended)
     problems: list[str] = field(default_factory=list)
 
     def problem(self, text: str) -> None:
@@ -85,6 +87,9 @@ class ReadResult:
 
     manifest: dict[str, Any]
     stats: ReadStats = field(default_factory=ReadStats)
+    # A resumable reader's state after this read (plain JSON values), to be given back to
+    # ``read_from`` next time; ``None`` for the other readers.
+    resume: dict[str, Any] | None = None
 
     @property
     def rows(self) -> int:
@@ -122,6 +127,21 @@ class Reader(Protocol):
 
     def health(self, ctx: ReaderContext) -> Health:
         """Present and readable, or what to do about it."""
+        ...
+
+
+@runtime_checkable
+class ResumableReader(Reader, Protocol):
+    """A reader that continues from where its last read stopped (an append-only store).
+
+    ``read_from(ctx, None)`` is a whole read; ``read_from(ctx, state)`` with the ``resume`` of
+    an earlier ``ReadResult`` reads only what was added since and gives the same view a whole
+    read would. A state it does not recognise (another reader version or schema) is ignored.
+    The reader stays pure: the state comes in and goes out as values; the pipeline keeps it.
+    """
+
+    def read_from(self, ctx: ReaderContext, resume: Mapping[str, Any] | None) -> ReadResult:
+        """The fresh view of the whole store, continuing from ``resume`` where it can."""
         ...
 
 
@@ -164,39 +184,84 @@ def iter_jsonl(path: Path, stats: ReadStats) -> Iterator[dict[str, Any]]:
     Invalid UTF-8 is replaced, never fatal. Lines over MAX_LINE are skipped unread, and so are
     lines nested too deep for ``json.loads`` (it raises ``RecursionError`` past ~1,000 levels).
     """
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below; the generator may stop early
-    except OSError as exc:
-        stats.problem(f"{path.name}: {exc.strerror}")
-        return
-    stats.files += 1
-    with handle:
-        while True:
-            line = handle.readline(MAX_LINE + 1)
-            if not line:
-                return
-            if len(line) > MAX_LINE:
-                stats.too_large += 1
-                while line and not line.endswith(b"\n"):  # skip the rest of the huge line
-                    line = handle.readline(MAX_LINE)
-                continue
-            complete = line.endswith(b"\n")
-            text = line.decode("utf-8", "replace").strip().lstrip("\ufeff")
-            if not text:
-                continue
-            try:
-                record = json.loads(text)
-            except (ValueError, RecursionError):
-                if complete:
+    lines = JsonlLines(path, 0, stats)
+    yield from lines
+    if lines.tail is not None:
+        stats.records += 1
+        yield lines.tail
+    stats.partial_tail += lines.partial
+
+
+class JsonlLines:
+    """The records of a JSONL file's complete lines from byte ``start``, and where they end.
+
+    Iterating yields the JSON objects of the complete lines (counted in ``stats``, as
+    ``iter_jsonl`` counts them); afterwards ``end`` is the offset after the last complete
+    line, where a resumed read starts, and an unterminated last line is in ``tail`` (it
+    parsed) or counted in ``partial`` (it did not), not in ``stats``: it is read again next
+    time, once finished.
+    """
+
+    def __init__(self, path: Path, start: int, stats: ReadStats) -> None:
+        self.path, self.end, self.stats = path, start, stats
+        self.tail: dict[str, Any] | None = None
+        self.partial = 0
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        stats = self.stats
+        try:
+            handle = open(self.path, "rb")  # noqa: SIM115 - closed below; may stop early
+        except OSError as exc:
+            stats.problem(f"{self.path.name}: {exc.strerror}")
+            return
+        stats.files += 1
+        with handle:
+            if self.end:
+                handle.seek(self.end)
+            offset = self.end
+            while True:
+                line = handle.readline(MAX_LINE + 1)
+                if not line:
+                    return
+                offset += len(line)
+                stats.bytes_read += len(line)
+                if len(line) > MAX_LINE:
+                    while line and not line.endswith(b"\n"):  # skip the rest of the huge line
+                        line = handle.readline(MAX_LINE)
+                        offset += len(line)
+                        stats.bytes_read += len(line)
+                    if line.endswith(b"\n"):
+                        stats.too_large += 1
+                        self.end = offset
+                    continue
+                complete = line.endswith(b"\n")
+                record = _json_line(line)
+                if not complete:
+                    if isinstance(record, dict):
+                        self.tail = record
+                    elif record != "":
+                        self.partial += 1
+                    return
+                self.end = offset
+                if isinstance(record, dict):
+                    stats.records += 1
+                    yield record
+                elif record != "":
                     stats.skipped += 1
-                else:
-                    stats.partial_tail += 1
-                continue
-            if isinstance(record, dict):
-                stats.records += 1
-                yield record
-            else:
-                stats.skipped += 1
+
+
+_NOT_JSON: Final = object()
+
+
+def _json_line(line: bytes) -> object:
+    """The JSON value of one line: ``_NOT_JSON`` when it does not parse, ``""`` when blank."""
+    text = line.decode("utf-8", "replace").strip().lstrip("\ufeff")
+    if not text:
+        return ""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
 
 
 def load_json(path: Path, stats: ReadStats) -> Any:

@@ -98,6 +98,7 @@ def reader_entry(
         "outcome": mark.get("outcome"),
         "reason": reason,
         "rows": mark.get("rows"),
+        "capped": mark.get("capped"),  # sessions the cap left out at the last export
         # Before a first export nothing is known: None, not "no rows" or "not drifting".
         "yielding": bool(mark.get("rows")) if mark else None,
         "drifting": drift is not None if mark else None,

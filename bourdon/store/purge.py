@@ -48,7 +48,7 @@ REPLACEMENT: Final = "[purged]"
 # Under .bourdon/: what a purge keeps (the lock, the sync state it rewrites); the rest there
 # is a cache or a record that may hold the purged text, dropped or scrubbed.
 _KEEP: Final = ("write.lock", "write.pid")
-_CACHES: Final = ("cache", "history")
+_CACHES: Final = ("cache", "history", "resume")  # resume: a reader's state, store text
 _DIGESTS = re.compile(r"sha256:[0-9a-f]{64}")
 
 

@@ -85,6 +85,23 @@ def test_the_unit_store_counts_what_it_skipped(unit: tuple[Path, ReadResult, Any
     assert any("'future-record'" in p for p in stats.problems)
 
 
+def test_a_resumed_read_of_an_unchanged_store_is_the_same_view_and_reads_nothing(
+    unit: tuple[Path, ReadResult, Any],
+) -> None:
+    home, result, before = unit
+    state = result.resume
+    assert state is not None
+    assert json.loads(json.dumps(state)) == state  # plain values: the pipeline keeps it as JSON
+    again = ClaudeCodeReader().read_from(
+        ReaderContext(home=home, tz=PARIS, machine="test-box"), json.loads(json.dumps(state))
+    )
+    assert again.manifest == result.manifest
+    assert (again.stats.files, again.stats.records) == (result.stats.files, result.stats.records)
+    tails = again.stats.bytes_read  # only the unfinished last lines are read again
+    assert 0 < tails < 1000 < result.stats.bytes_read
+    assert snapshot(home) == before
+
+
 # -- nothing written, valid rows ------------------------------------------------------------
 
 

@@ -40,34 +40,46 @@ memory files get ``ReaderContext.prompt_visibility`` (``team`` by default, ``pri
 
 Project identity across worktrees and clones, the private-path rule, memory-file parsing and
 row assembly live in ``readers.common`` (``facts``, ``privacy``, ``memory``), shared with Codex.
+
+Resuming (``read_from``; docs/library.md, "Incremental export"): transcripts and
+``history.jsonl`` are append-only, so the resume state holds, per file, a mark
+(``common.resume``: offset after the last complete line, size, mtime, inode, head hash) and
+what was gathered from it (a ``transcripts.Part``, or the history's prompts). An unchanged file
+is not opened, a grown one is read from its offset, a rewritten one whole; the unfinished last
+line is read every time and never saved. The view is then assembled from every file's facts, as
+a whole read does, so both give the same view. A state of another ``RESUME_SCHEMA`` or reader
+is ignored (and the pipeline drops one a different bourdon version saved).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from datetime import tzinfo
+from collections.abc import Iterator, Mapping
+from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from bourdon.readers.base import (
     Health,
+    JsonlLines,
     ReaderContext,
     ReadResult,
     ReadStats,
     clean_text,
     default_health,
-    iter_jsonl,
     local_date,
     parse_time,
 )
-from bourdon.readers.claude_code.transcripts import Scan
+from bourdon.readers.claude_code.transcripts import Part, Scan, read_records, transcript_files
 from bourdon.readers.common.facts import Assembler, SessionFacts
 from bourdon.readers.common.files import listing, store_roots
 from bourdon.readers.common.paths import remembered_path
+from bourdon.readers.common.resume import REWRITTEN, UNCHANGED, compare, new_mark
 
 NAME: Final = "claude-code"
 AGENT_TYPE: Final = "code-assistant"
+# The shape of the resume state (and of its saved parts); a state of another one is ignored.
+RESUME_SCHEMA: Final = 1
 
 _SLASH_COMMAND = re.compile(r"^/[\w:-]+(\s|$)")  # "/clear", "/model opus"; not "/home/x"
 
@@ -91,15 +103,30 @@ class ClaudeCodeReader:
 
     def read(self, ctx: ReaderContext) -> ReadResult:
         """Transcripts, history-only sessions, memory and CLAUDE.md files, as one view."""
+        return self.read_from(ctx, None)
+
+    def read_from(self, ctx: ReaderContext, resume: Mapping[str, Any] | None) -> ReadResult:
+        """``read``, reading of each transcript and history file only what was appended since
+        the read that returned ``resume`` (see the module docstring: "Resuming")."""
         stats = ReadStats()
+        saved = _saved(resume)
+        files: dict[str, Any] = {}
+        history: dict[str, Any] = {}
         roots = store_roots(self, ctx)
         scan = Scan(stats)
         for root in roots:
-            scan.transcripts(root)
+            for path, sid, main, folder in transcript_files(root, stats, scan.folders):
+                key = str(path)
+                for part in _transcript(path, sid, main, saved["files"].get(key), stats, files):
+                    scan.add(folder, part)
         sessions = scan.sessions()
-        history = _history(roots, sessions, stats, ctx.tz)
+        lines: list[list[Any]] = []
+        for root in roots:
+            path = root / "history.jsonl"
+            if path.is_file():
+                lines += _history_lines(path, saved["history"].get(str(path)), stats, history)
         rows = Assembler(ctx)
-        for facts in sessions + history:
+        for facts in sessions + _history(lines, sessions, ctx.tz):
             rows.add_session(facts)
         for root in roots:
             user_md = root / "CLAUDE.md"
@@ -111,40 +138,157 @@ class ClaudeCodeReader:
             for md, private in _claude_md_files(cwd, ctx.home, rows.git(cwd).toplevel):
                 rows.add_memory(md, "claude-md", rows.project_of(cwd), cwd, private=private)
         stats.problems.extend(rows.problems)
-        result = rows.manifest(NAME, AGENT_TYPE)
-        stats.sessions = len(result["recent_sessions"])
-        return ReadResult(result, stats)
+        result = rows.manifest(NAME, AGENT_TYPE, stats)
+        state = {"schema": RESUME_SCHEMA, "reader": NAME, "files": files, "history": history}
+        return ReadResult(result, stats, resume=state)
+
+
+def _saved(resume: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """The per-file entries of a resume state this reader wrote, else none (a whole read)."""
+    if (
+        isinstance(resume, Mapping)
+        and resume.get("schema") == RESUME_SCHEMA
+        and resume.get("reader") == NAME
+        and isinstance(resume.get("files"), dict)
+        and isinstance(resume.get("history"), dict)
+    ):
+        return {"files": resume["files"], "history": resume["history"]}
+    return {"files": {}, "history": {}}
+
+
+def _transcript(
+    path: Path,
+    sid: str | None,
+    main: bool,
+    saved: object,
+    stats: ReadStats,
+    out: dict[str, Any],
+) -> list[Part]:
+    """The parts of one transcript: the saved one when the file is unchanged, else the saved
+    one continued from its offset (or a new one when the file was rewritten), then the
+    unterminated last line's, which is not saved: it is read again next time."""
+    try:
+        info = path.stat()
+    except OSError as exc:
+        stats.problem(f"{path.name}: {exc.strerror}")
+        return []
+    part: Part | None = None
+    start = 0
+    if isinstance(saved, list) and len(saved) == 2:
+        how = compare(path, info, saved[0])
+        if how != REWRITTEN:
+            try:
+                part = Part.from_json(saved[1])
+            except (TypeError, ValueError):
+                part = None
+            if part is not None and (part.main != main or (sid and part.sid != sid)):
+                part = None
+            if part is not None and how == UNCHANGED:
+                stats.files += 1
+                out[str(path)] = saved
+                return [part]
+            if part is not None:
+                start = int(saved[0][0])
+    if part is None:
+        part = Part(sid, main)
+    read = ReadStats()
+    lines = JsonlLines(path, start, read)
+    read_records(part, lines)
+    part.counts = [
+        part.counts[0] + read.records,
+        part.counts[1] + read.skipped,
+        part.counts[2] + read.too_large,
+    ]
+    stats.files += read.files
+    stats.bytes_read += read.bytes_read
+    stats.problems.extend(read.problems)
+    stats.partial_tail += lines.partial
+    out[str(path)] = [new_mark(path, info, lines.end), part.to_json()]
+    if lines.tail is None:
+        return [part]
+    tail = Part(part.sid, main)
+    read_records(tail, [lines.tail])
+    tail.counts[0] += 1
+    return [part, tail]
+
+
+def _history_lines(
+    path: Path, saved: object, stats: ReadStats, out: dict[str, Any]
+) -> list[list[Any]]:
+    """The prompts of a ``history.jsonl`` as ``[text, time, session, project]``: the saved
+    ones, and those of the lines appended since (all of them when the file was rewritten)."""
+    try:
+        info = path.stat()
+    except OSError as exc:
+        stats.problem(f"{path.name}: {exc.strerror}")
+        return []
+    start, kept, counts = 0, [], [0, 0, 0]
+    if isinstance(saved, list) and len(saved) == 3:
+        how = compare(path, info, saved[0])
+        if how != REWRITTEN and isinstance(saved[1], list) and isinstance(saved[2], list):
+            kept, counts = list(saved[1]), list(saved[2])
+            if how == UNCHANGED:
+                stats.files += 1
+                stats.records += counts[0]
+                stats.skipped += counts[1]
+                stats.too_large += counts[2]
+                out[str(path)] = saved
+                return kept
+            start = int(saved[0][0])
+    read = ReadStats()
+    lines = JsonlLines(path, start, read)
+    kept += [entry for entry in map(_history_line, lines) if entry is not None]
+    counts = [counts[0] + read.records, counts[1] + read.skipped, counts[2] + read.too_large]
+    out[str(path)] = [new_mark(path, info, lines.end), kept, counts]
+    stats.files += read.files
+    stats.bytes_read += read.bytes_read
+    stats.records += counts[0]
+    stats.skipped += counts[1]
+    stats.too_large += counts[2]
+    stats.problems.extend(read.problems)
+    stats.partial_tail += lines.partial
+    if lines.tail is None:
+        return kept
+    stats.records += 1
+    tail = _history_line(lines.tail)
+    return kept if tail is None else [*kept, tail]
+
+
+def _history_line(line: dict[str, Any]) -> list[Any] | None:
+    text = clean_text(line.get("display"))
+    if not text or _SLASH_COMMAND.match(text):
+        return None
+    when = parse_time(line.get("timestamp"))
+    given = line.get("sessionId")
+    return [
+        text,
+        when.isoformat() if when is not None else None,
+        given if isinstance(given, str) else "",
+        line.get("project") if isinstance(line.get("project"), str) else None,
+    ]
 
 
 def _history(
-    roots: list[Path], sessions: list[SessionFacts], stats: ReadStats, tz: tzinfo | None
+    lines: list[list[Any]], sessions: list[SessionFacts], tz: tzinfo | None
 ) -> list[SessionFacts]:
     """Sessions known only from ``history.jsonl`` (their transcripts were swept)."""
     known = {s.session_id for s in sessions}
     typed = {p for s in sessions for p in s.prompts}
     found: dict[tuple[str, str], SessionFacts] = {}
-    for root in roots:
-        if not (root / "history.jsonl").is_file():
+    for text, stamp, sid, project in lines:
+        if sid in known or (not sid and text in typed):
             continue
-        for line in iter_jsonl(root / "history.jsonl", stats):
-            text = clean_text(line.get("display"))
-            when = parse_time(line.get("timestamp"))
-            given = line.get("sessionId")
-            sid = given if isinstance(given, str) else ""
-            if not text or _SLASH_COMMAND.match(text) or sid in known:
-                continue
-            if not sid and text in typed:
-                continue
-            cwd = remembered_path(line.get("project"))
-            key = (sid, "") if sid else ("", f"{cwd}|{local_date(when, tz)}")
-            facts = found.get(key)
-            if facts is None:
-                facts = found[key] = SessionFacts(sid)
-            facts.see_cwd(cwd)
-            if when is not None and (facts.start is None or when < facts.start):
-                facts.start = when
-            if text not in facts.prompts:
-                facts.prompts.append(text)
+        when = datetime.fromisoformat(stamp) if stamp else None
+        cwd = remembered_path(project)
+        key = (sid, "") if sid else ("", f"{cwd}|{local_date(when, tz)}")
+        facts = found.get(key)
+        if facts is None:
+            facts = found[key] = SessionFacts(sid)
+        facts.see_cwd(cwd)
+        if when is not None and (facts.start is None or when < facts.start):
+            facts.start = when
+        if text not in facts.prompts:
+            facts.prompts.append(text)
     return list(found.values())
 
 

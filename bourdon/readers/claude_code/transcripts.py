@@ -2,16 +2,26 @@
 
 The record shapes, forks, subagent files and legacy summaries are described in the package
 docstring (``bourdon.readers.claude_code``); this module follows them. It only reads.
+
+Each file is read into a ``Part`` (what it says, in order, serialisable), which a resumed read
+continues from the file's saved offset; ``Scan`` combines the parts of every file in reading
+order into sessions, so a resumed read and a whole read give the same sessions.
+
+Size: over 400 lines because the parts, their continuation and their combination must follow
+one record grammar; split, a change to it would have to be made in two modules in step.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from bourdon.readers.base import ReadStats, clean_text, iter_jsonl, parse_time
+from bourdon.readers.base import ReadStats, clean_text, parse_time
 from bourdon.readers.common.facts import SessionFacts
 from bourdon.readers.common.paths import absolute_path
 from bourdon.readers.common.text import user_prompt
@@ -29,7 +39,244 @@ KNOWN_BLOCKS: Final = frozenset(
 )
 # An item (prompt or edit) of a transcript: (record uuid, value, session named by the record
 # when it differs from the file's: a line inherited from an ancestor by a fork).
-_Item = tuple[str | None, str, str | None]
+# Lists, not tuples: a saved part is used as JSON gave it back. Record uuids are kept as short
+# hashes (``_short``): they are only compared, and the saved state stays small.
+_Item = list[Any]
+PART_SCHEMA: Final = 1  # the shape of a saved Part; a state of another shape is not resumed
+
+
+@dataclass
+class Part:
+    """What one transcript file says, in the order it says it, before files are combined.
+
+    Kept between reads (``to_json``/``from_json``) so a file that grew is read from where the
+    last read stopped: the per-session accumulators a whole read would have at that offset.
+    """
+
+    sid: str | None  # the session the file belongs to (a flat agent file: named inside)
+    main: bool  # a top-level transcript (not a subagent's)
+    start: str | None = None  # first timestamp of the file's own records (ISO)
+    inherited_start: str | None = None  # first timestamp of lines inherited by a fork
+    cwds: list[str] = field(default_factory=list)  # cwds of its own records, first seen first
+    folder_cwd: str | None = None  # the first cwd of a top-level transcript, for its folder
+    custom_title: str | None = None
+    ai_title: str | None = None
+    summaries: list[tuple[str, str]] = field(default_factory=list)  # (leafUuid, text)
+    prompts: list[_Item] = field(default_factory=list)
+    edits: list[_Item] = field(default_factory=list)
+    uuids: list[str] = field(default_factory=list)  # its own records' uuids, for summaries
+    saved_uuids: str = ""  # the uuids of a saved part, split only when a summary needs them
+    unknown: list[str] = field(default_factory=list)  # unknown record and block kinds seen
+    counts: list[int] = field(default_factory=lambda: [0, 0, 0])  # records, skipped, too large
+
+    def to_json(self) -> list[Any]:
+        return [
+            self.sid,
+            self.main,
+            self.start,
+            self.inherited_start,
+            self.cwds,
+            self.folder_cwd,
+            self.custom_title,
+            self.ai_title,
+            [list(x) for x in self.summaries],
+            self.prompts,
+            self.edits,
+            " ".join(filter(None, (self.saved_uuids, *self.uuids))),
+            self.unknown,
+            self.counts,
+        ]
+
+    @classmethod
+    def from_json(cls, data: list[Any]) -> Part:
+        """The part saved by ``to_json``; raises ``ValueError``/``TypeError`` when garbled."""
+        (sid, main, start, inherited, cwds, folder, custom, ai, summ, prompts, edits, uuids,
+         unknown, counts) = data  # fmt: skip
+        return cls(
+            sid=sid,
+            main=bool(main),
+            start=start,
+            inherited_start=inherited,
+            cwds=list(cwds),
+            folder_cwd=folder,
+            custom_title=custom,
+            ai_title=ai,
+            summaries=[(str(a), str(b)) for a, b in summ],
+            prompts=_items(prompts),
+            edits=_items(edits),
+            saved_uuids=str(uuids),
+            unknown=[str(u) for u in unknown],
+            counts=[int(n) for n in counts],
+        )
+
+    def all_uuids(self) -> list[str]:
+        return [*self.saved_uuids.split(), *self.uuids]
+
+
+def _items(data: object) -> list[_Item]:
+    """A saved list of items; one of another shape fails where it is unpacked (``ValueError``
+    or ``TypeError``, and the file is read whole), so only the outer list is checked here."""
+    if not isinstance(data, list) or (data and not isinstance(data[0], list)):
+        raise ValueError("not a list of items")
+    return data
+
+
+def _short(uuid: str) -> str:
+    """A record uuid as 12 hex digits: enough to tell a store's records apart."""
+    return hashlib.blake2b(uuid.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+
+
+def read_records(part: Part, records: Iterable[dict[str, Any]]) -> None:
+    """Add a file's records (from where ``part`` stopped) to ``part``."""
+    for record in records:
+        kind = _kind(record.get("type"))
+        if kind not in KNOWN_RECORDS:
+            _skip(part, f"record type {kind!r}")
+            continue
+        named = record.get("sessionId")
+        named = named if isinstance(named, str) and named else None
+        if part.sid is None:  # a flat agent-*.jsonl: the parent is named inside
+            if named is None:
+                continue
+            part.sid = named
+        inherited = named if part.main and named and named != part.sid else None
+        _record(part, record, inherited)
+        if part.main and part.folder_cwd is None and isinstance(record.get("cwd"), str):
+            part.folder_cwd = record["cwd"]
+
+
+def _skip(part: Part, what: str) -> None:
+    part.counts[1] += 1
+    if what not in part.unknown:
+        part.unknown.append(what)
+
+
+def _record(part: Part, record: dict[str, Any], inherited: str | None) -> None:
+    kind = record["type"]
+    uuid = _short(record["uuid"]) if isinstance(record.get("uuid"), str) else None
+    if uuid is not None and inherited is None:
+        part.uuids.append(uuid)
+    if inherited is not None:
+        if part.inherited_start is None and "timestamp" in record:
+            part.inherited_start = _iso(record.get("timestamp"))
+    else:
+        if part.start is None and "timestamp" in record:
+            part.start = _iso(record.get("timestamp"))
+        cwd = record.get("cwd")
+        if isinstance(cwd, str) and cwd not in part.cwds:
+            part.cwds.append(cwd)
+    if kind == "custom-title" and not inherited:
+        part.custom_title = _text(record.get("customTitle")) or part.custom_title
+    elif kind == "ai-title" and not inherited:
+        part.ai_title = _text(record.get("aiTitle")) or part.ai_title
+    elif kind == "summary" and isinstance(record.get("leafUuid"), str):
+        text = _text(record.get("summary"))
+        if text:
+            part.summaries.append((record["leafUuid"], text))
+    elif kind == "user":
+        _user(part, record, (uuid, inherited))
+    elif kind == "assistant":
+        _assistant(part, record, (uuid, inherited))
+
+
+def _iso(value: object) -> str | None:
+    moment = parse_time(value)
+    return moment.isoformat() if moment is not None else None
+
+
+def _user(part: Part, record: dict[str, Any], origin: tuple[str | None, str | None]) -> None:
+    uuid, inherited = origin
+    result = record.get("toolUseResult")
+    if (
+        isinstance(result, dict)
+        and isinstance(result.get("filePath"), str)
+        and ("oldString" in result or result.get("type") in ("create", "update"))
+    ):
+        path = absolute_path(result["filePath"], record.get("cwd"))
+        part.edits.append([f"{uuid}:result" if uuid else None, path, inherited])
+    if not part.main or record.get("isMeta") or record.get("isCompactSummary"):
+        return
+    if record.get("isSidechain"):
+        return
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):
+        kinds = {_kind(b.get("type")) for b in content if isinstance(b, dict)}
+        _blocks(part, kinds)
+        if "tool_result" in kinds:
+            return
+        blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        content = "\n".join(b["text"] for b in blocks if isinstance(b.get("text"), str))
+    prompt = user_prompt(content)
+    if prompt:
+        part.prompts.append([uuid, prompt, inherited])
+
+
+def _assistant(part: Part, record: dict[str, Any], origin: tuple[str | None, str | None]) -> None:
+    uuid, inherited = origin
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return
+    _blocks(part, {_kind(b.get("type")) for b in content if isinstance(b, dict)})
+    for n, block in enumerate(content):
+        if not isinstance(block, dict) or block.get("type") != "tool_use":
+            continue
+        if _kind(block.get("name")) not in EDIT_TOOLS or not isinstance(block.get("input"), dict):
+            continue
+        given = block["input"].get("file_path") or block["input"].get("notebook_path")
+        if isinstance(given, str) and given.strip():
+            key = f"{uuid}:{n}" if uuid else None
+            part.edits.append([key, absolute_path(given, record.get("cwd")), inherited])
+
+
+def _blocks(part: Part, kinds: set[Any]) -> None:
+    for kind in kinds:
+        if kind not in KNOWN_BLOCKS:
+            _skip(part, f"content block {kind!r}")
+
+
+def transcript_files(
+    root: Path, stats: ReadStats, folders: list[Path]
+) -> list[tuple[Path, str | None, bool, Path]]:
+    """Every transcript under ``root/projects`` in reading order: (path, session, top-level,
+    project folder).
+
+    In each project folder the top-level transcripts come first, then the subagents' (flat
+    ``agent-*.jsonl`` name their session inside: ``None``). A vanished folder is a problem.
+    The project folders are added to ``folders``.
+    """
+    projects = root / "projects"
+    if not projects.is_dir():
+        return []
+    try:
+        found = sorted(p for p in projects.iterdir() if p.is_dir())
+    except OSError as exc:
+        stats.problem(f"{projects}: {exc.strerror}")
+        return []
+    folders.extend(found)
+    out: list[tuple[Path, str | None, bool, Path]] = []
+    for folder in found:
+        try:
+            subagents: list[tuple[Path, str | None, bool, Path]] = []
+            with os.scandir(folder) as entries:  # names sorted as strings: cheaper than Paths
+                listed = sorted((e.name, e.is_dir()) for e in entries)
+            for name, is_dir in listed:
+                if is_dir or not name.endswith(".jsonl"):
+                    continue
+                if name.startswith("agent-"):
+                    subagents.append((folder / name, None, False, folder))
+                else:
+                    out.append((folder / name, name[: -len(".jsonl")], True, folder))
+            for name, is_dir in listed:
+                if is_dir and (folder / name / "subagents").is_dir():
+                    child = folder / name
+                    for path in sorted(child.glob("subagents/**/*.jsonl")):
+                        subagents.append((path, name, False, folder))
+            out.extend(subagents)
+        except OSError as exc:  # removed or rotated while we read (the 30-day sweep)
+            stats.problem(f"{folder.name}: {exc.strerror}")
+    return out
 
 
 @dataclass
@@ -46,189 +293,83 @@ class _Transcript:
 
 
 class Scan:
-    """Walks ``projects/`` and collects transcripts; resolves forks and legacy summaries."""
+    """The files' parts combined in reading order; resolves forks and legacy summaries."""
 
     def __init__(self, stats: ReadStats) -> None:
         self.stats = stats
-        self.by_id: dict[str, _Transcript] = {}
-        self.owner: dict[str, str] = {}  # record uuid -> session id (first file wins)
-        self.summaries: list[tuple[str, str]] = []  # (leafUuid, text)
-        self.unknown: set[str] = set()
         self.dirs: list[tuple[Path, str | None]] = []  # (memory folder, a cwd of that project)
-        self._project_cwd: dict[Path, str] = {}
+        self.folders: list[Path] = []  # every project folder, in reading order
+        self._parts: list[tuple[Path, Part]] = []  # (project folder, part)
 
-    def transcripts(self, root: Path) -> None:
-        """Read every project folder under ``root/projects``; a vanished one is a problem."""
-        projects = root / "projects"
-        if not projects.is_dir():
-            return
-        try:
-            folders = sorted(p for p in projects.iterdir() if p.is_dir())
-        except OSError as exc:
-            self.stats.problem(f"{projects}: {exc.strerror}")
-            return
-        for folder in folders:
-            try:
-                self._folder(folder)
-            except OSError as exc:  # removed or rotated while we read (the 30-day sweep)
-                self.stats.problem(f"{folder.name}: {exc.strerror}")
-
-    def _folder(self, folder: Path) -> None:
-        subagents: list[tuple[Path, str | None]] = []
-        for path in sorted(folder.glob("*.jsonl")):
-            if path.name.startswith("agent-"):
-                subagents.append((path, None))
-            else:
-                self._file(path, path.stem, folder)
-        for child in sorted(p for p in folder.iterdir() if p.is_dir()):
-            for path in sorted(child.glob("subagents/**/*.jsonl")):
-                subagents.append((path, child.name))
-        for path, parent in subagents:
-            self._file(path, parent, folder, main=False)
-        if (folder / "memory").is_dir():
-            self.dirs.append((folder / "memory", self._project_cwd.get(folder)))
+    def add(self, folder: Path, part: Part) -> None:
+        """A part of a transcript in the project folder ``folder`` (one of ``folders``)."""
+        self._parts.append((folder, part))
 
     def memory_dirs(self, root: Path) -> list[tuple[Path, str | None]]:
         """The auto-memory folders found under ``root``, each with a cwd of its project."""
         return [(d, cwd) for d, cwd in self.dirs if root in d.parents]
-
-    def _file(self, path: Path, sid: str | None, folder: Path, *, main: bool = True) -> None:
-        current = self._session(sid) if sid else None
-        if current is not None and main:
-            current.main = True
-        for record in iter_jsonl(path, self.stats):
-            kind = _kind(record.get("type"))
-            if kind not in KNOWN_RECORDS:
-                self._skip(f"record type {kind!r}")
-                continue
-            named = record.get("sessionId")
-            named = named if isinstance(named, str) and named else None
-            if current is None:  # a flat agent-*.jsonl: the parent is named inside
-                if named is None:
-                    continue
-                current = self._session(named)
-            inherited = named if main and named and named != current.facts.session_id else None
-            self._record(record, current, main, inherited)
-            if main and isinstance(record.get("cwd"), str):
-                self._project_cwd.setdefault(folder, record["cwd"])
-
-    def _session(self, sid: str) -> _Transcript:
-        found = self.by_id.get(sid)
-        if found is None:
-            found = self.by_id[sid] = _Transcript(SessionFacts(sid))
-        return found
-
-    def _skip(self, what: str) -> None:
-        self.stats.skipped += 1
-        if what not in self.unknown:
-            self.unknown.add(what)
-            self.stats.problem(f"claude-code: skipped unknown {what}")
-
-    def _record(
-        self, record: dict[str, Any], current: _Transcript, main: bool, inherited: str | None
-    ) -> None:
-        kind = record["type"]
-        facts = current.facts
-        uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else None
-        if uuid is not None and inherited is None:
-            self.owner.setdefault(uuid, facts.session_id)
-        if inherited is not None:
-            if current.inherited_start is None and "timestamp" in record:
-                current.inherited_start = parse_time(record.get("timestamp"))
-        elif main or not current.main:
-            if facts.start is None and "timestamp" in record:
-                facts.start = parse_time(record.get("timestamp"))
-            facts.see_cwd(record.get("cwd"))
-        if kind == "custom-title" and not inherited:
-            current.custom_title = _text(record.get("customTitle")) or current.custom_title
-        elif kind == "ai-title" and not inherited:
-            current.ai_title = _text(record.get("aiTitle")) or current.ai_title
-        elif kind == "summary" and isinstance(record.get("leafUuid"), str):
-            text = _text(record.get("summary"))
-            if text:
-                self.summaries.append((record["leafUuid"], text))
-        elif kind == "user":
-            self._user(record, current, (uuid, inherited), main)
-        elif kind == "assistant":
-            self._assistant(record, current, (uuid, inherited))
-
-    def _user(
-        self,
-        record: dict[str, Any],
-        current: _Transcript,
-        origin: tuple[str | None, str | None],
-        main: bool,
-    ) -> None:
-        uuid, inherited = origin
-        result = record.get("toolUseResult")
-        if (
-            isinstance(result, dict)
-            and isinstance(result.get("filePath"), str)
-            and ("oldString" in result or result.get("type") in ("create", "update"))
-        ):
-            path = absolute_path(result["filePath"], record.get("cwd"))
-            current.edits.append((f"{uuid}:result" if uuid else None, path, inherited))
-        if not main or record.get("isMeta") or record.get("isCompactSummary"):
-            return
-        if record.get("isSidechain"):
-            return
-        message = record.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list):
-            kinds = {_kind(b.get("type")) for b in content if isinstance(b, dict)}
-            self._blocks(kinds)
-            if "tool_result" in kinds:
-                return
-            blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "text"]
-            content = "\n".join(b["text"] for b in blocks if isinstance(b.get("text"), str))
-        prompt = user_prompt(content)
-        if prompt:
-            current.prompts.append((uuid, prompt, inherited))
-
-    def _assistant(
-        self, record: dict[str, Any], current: _Transcript, origin: tuple[str | None, str | None]
-    ) -> None:
-        uuid, inherited = origin
-        message = record.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
-            return
-        self._blocks({_kind(b.get("type")) for b in content if isinstance(b, dict)})
-        for n, block in enumerate(content):
-            if not isinstance(block, dict) or block.get("type") != "tool_use":
-                continue
-            if _kind(block.get("name")) not in EDIT_TOOLS or not isinstance(
-                block.get("input"), dict
-            ):
-                continue
-            given = block["input"].get("file_path") or block["input"].get("notebook_path")
-            if isinstance(given, str) and given.strip():
-                key = f"{uuid}:{n}" if uuid else None
-                current.edits.append((key, absolute_path(given, record.get("cwd")), inherited))
-
-    def _blocks(self, kinds: set[Any]) -> None:
-        for kind in kinds:
-            if kind not in KNOWN_BLOCKS:
-                self._skip(f"content block {kind!r}")
 
     def sessions(self) -> list[SessionFacts]:
         """Each session's facts; a prompt or edit copied into several files is counted once.
 
         A line a fork inherited (its ``sessionId`` names another session whose transcript was
         read) belongs to that session; any other record seen in several files belongs to the
-        oldest session holding it.
+        oldest session holding it. A subagent file gives its session a date and cwd only when
+        the session has no top-level transcript.
         """
-        for leaf, text in self.summaries:
-            owner = self.by_id.get(self.owner.get(leaf, ""))
-            if owner is not None and owner.ai_title is None:
-                owner.ai_title = text
-        for t in self.by_id.values():
+        by_id: dict[str, _Transcript] = {}
+        summaries: list[tuple[str, str]] = []
+        unknown: set[str] = set()
+        folders: dict[int, str | None] = {}  # by id(): the folders are ``self.folders``
+        mains = {p.sid for _, p in self._parts if p.main and p.sid}
+        for folder, part in self._parts:
+            records, skipped, too_large = part.counts
+            self.stats.records += records
+            self.stats.skipped += skipped
+            self.stats.too_large += too_large
+            for what in part.unknown:
+                if what not in unknown:
+                    unknown.add(what)
+                    self.stats.problem(f"claude-code: skipped unknown {what}")
+            if part.main and folders.get(id(folder)) is None:
+                folders[id(folder)] = part.folder_cwd
+            if part.sid is None:
+                continue
+            t = by_id.get(part.sid)
+            if t is None:
+                t = by_id[part.sid] = _Transcript(SessionFacts(part.sid))
+            t.main = t.main or part.main
+            facts = t.facts
+            if part.main or part.sid not in mains:
+                if facts.start is None and part.start:
+                    facts.start = datetime.fromisoformat(part.start)
+                for cwd in part.cwds:
+                    facts.see_cwd(cwd)
+            if t.inherited_start is None and part.inherited_start:
+                t.inherited_start = datetime.fromisoformat(part.inherited_start)
+            t.custom_title = part.custom_title or t.custom_title
+            t.ai_title = part.ai_title or t.ai_title
+            summaries.extend(part.summaries)
+            t.prompts.extend(part.prompts)
+            t.edits.extend(part.edits)
+        for folder in self.folders:
+            if (folder / "memory").is_dir():
+                self.dirs.append((folder / "memory", folders.get(id(folder))))
+        if summaries:
+            owner: dict[str, str] = {}
+            for _, part in self._parts:
+                for uuid in part.all_uuids():
+                    owner.setdefault(uuid, part.sid or "")
+            for leaf, text in summaries:
+                found = by_id.get(owner.get(_short(leaf), ""))
+                if found is not None and found.ai_title is None:
+                    found.ai_title = text
+        for t in by_id.values():
             if t.facts.start is None:
                 t.facts.start = t.inherited_start
-        mains = {sid for sid, t in self.by_id.items() if t.main}
         claimed: set[str] = set()
         out = []
-        for t in sorted(self.by_id.values(), key=lambda t: _age(t.facts)):
+        for t in sorted(by_id.values(), key=lambda t: _age(t.facts)):
             facts = t.facts
             empty = not (facts.cwds or t.prompts or t.edits or t.custom_title or t.ai_title)
             if facts.start is None and empty:

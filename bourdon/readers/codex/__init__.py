@@ -100,8 +100,7 @@ class CodexReader:
         for root in store_roots(self, ctx):
             _read_root(root, ctx, rows, stats)
         stats.problems.extend(rows.problems)
-        result = rows.manifest(NAME, AGENT_TYPE)
-        stats.sessions = len(result["recent_sessions"])
+        result = rows.manifest(NAME, AGENT_TYPE, stats)
         return ReadResult(result, stats)
 
 

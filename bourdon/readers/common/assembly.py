@@ -104,6 +104,7 @@ def assemble(
     )
     project = functools.cache(project_name)  # it looks for .git folders: once per folder
     rows = [r for r in (session_row(d, ctx, project) for d in ordered) if r is not None]
+    stats.found_sessions = len(rows)  # the text output says how many the cap left out
     rows = rows[:MAX_SESSIONS]
     stats.sessions = len(rows)
     entities = _entities(rows, project)[:MAX_ENTITIES]  # private by the folders' rule only

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bourdon.model import fold
-from bourdon.readers.base import ReaderContext, clean_text, local_date
+from bourdon.readers.base import ReaderContext, ReadStats, clean_text, local_date
 from bourdon.readers.common.gitconfig import GitInfo, git_info, repo_name
 from bourdon.readers.common.memory import memory_rows
 from bourdon.readers.common.paths import last_part, relative_path, remembered_path
@@ -86,6 +86,10 @@ class Assembler:
         self._seen_memory: set[str] = set()
         self._git: dict[str, GitInfo] = {}
         self._names: dict[tuple[str, str | None], str] = {}
+        # The same few files come back in thousands of sessions: each is placed once.
+        self._shown: dict[tuple[str, str | None], str] = {}
+        self._placed: dict[tuple[str, tuple[str, ...], str], tuple[str, str] | None] = {}
+        self._private: dict[str | None, bool] = {}
 
     def git(self, cwd: str) -> GitInfo:
         """The repository around ``cwd``, looked up once per folder."""
@@ -132,7 +136,9 @@ class Assembler:
     def add_session(self, facts: SessionFacts) -> None:
         """One session row, and its share of the project and file entities."""
         date = local_date(facts.start, self.ctx.tz)
-        private = is_private_path(facts.cwd, self.ctx.home)
+        private = self._private.get(facts.cwd)
+        if private is None:
+            private = self._private[facts.cwd] = is_private_path(facts.cwd, self.ctx.home)
         focus: list[str] = []
         for cwd in facts.cwds:
             if cwd not in self._cwds:
@@ -152,11 +158,16 @@ class Assembler:
             if title not in focus:
                 focus.append(title)
         touched: list[str] = []
+        cwds = tuple(dict.fromkeys(c for c in (facts.cwd, *facts.cwds) if c))
+        remotes = "\0".join(facts.remotes.get(c, "") for c in cwds) if facts.remotes else ""
         for path in facts.edits:
-            shown = clean_text(relative_path(path, facts.cwd) or path, 1024)
+            shown = self._shown.get((path, facts.cwd))
+            if shown is None:
+                shown = clean_text(relative_path(path, facts.cwd) or path, 1024)
+                self._shown[(path, facts.cwd)] = shown
             if shown and shown not in touched:
                 touched.append(shown)
-            self._file(path, facts, date, private)
+            self._file(path, facts, date, private, (cwds, remotes))
         row: dict[str, Any] = {"date": date}
         if facts.session_id:
             row["session_id"] = clean_text(facts.session_id, 128)
@@ -172,24 +183,41 @@ class Assembler:
         row["visibility"] = self.ctx.shared(private, prompts=bool(actions))
         self.sessions.append((facts.start, facts.session_id, row))
 
-    def _file(self, path: str, facts: SessionFacts, date: str, private: bool) -> None:
+    def _file(
+        self,
+        path: str,
+        facts: SessionFacts,
+        date: str,
+        private: bool,
+        where: tuple[tuple[str, ...], str],
+    ) -> None:
         """Count an edited file for its project, relative to the repository (or the cwd)."""
-        for cwd in dict.fromkeys(c for c in (facts.cwd, *facts.cwds) if c):
-            top = self.git(cwd).toplevel
-            rel = (relative_path(path, str(top)) if top else None) or relative_path(path, cwd)
-            if rel is not None:
-                project = self.project_of(cwd, facts.remotes.get(cwd))
-                break
-        else:
+        cwds, remotes = where  # the session's cwds, and their remotes
+        key = (path, cwds, remotes)
+        if key not in self._placed:
+            self._placed[key] = self._place(path, cwds, facts)
+        placed = self._placed[key]
+        if placed is None:
             return
-        if project is None:
-            return
+        project, rel = placed
         entry = self.files.get((fold(project), rel))
         if entry is None:
             entry = self.files[(fold(project), rel)] = _File(project, rel)
         entry.sessions.add(facts.session_id or f"{date}|{facts.cwd}")
         entry.last = max(entry.last, date)
         entry.private = entry.private or private
+
+    def _place(
+        self, path: str, cwds: tuple[str, ...], facts: SessionFacts
+    ) -> tuple[str, str] | None:
+        """(project, path in it) of an edited file: under the first cwd's repository or cwd."""
+        for cwd in cwds:
+            top = self.git(cwd).toplevel
+            rel = (relative_path(path, str(top)) if top else None) or relative_path(path, cwd)
+            if rel is not None:
+                project = self.project_of(cwd, facts.remotes.get(cwd))
+                return (project, rel) if project is not None else None
+        return None
 
     # memory files -----------------------------------------------------------------------
 
@@ -232,8 +260,12 @@ class Assembler:
 
     # result -----------------------------------------------------------------------------
 
-    def manifest(self, agent: str, agent_type: str) -> dict[str, Any]:
-        """The view: sessions newest first and unique, entities, notes, within limits."""
+    def manifest(
+        self, agent: str, agent_type: str, stats: ReadStats | None = None
+    ) -> dict[str, Any]:
+        """The view: sessions newest first and unique, entities, notes, within limits.
+
+        ``stats`` learns how many sessions were found and kept (``MAX_SESSIONS``)."""
         ordered = sorted(
             self.sessions,
             key=lambda s: (s[0] is None, -(s[0].timestamp()) if s[0] else 0.0, s[1], s[2]["date"]),
@@ -246,6 +278,9 @@ class Assembler:
                 keys.add(key)
                 sessions.append(row)
         entities = _unique_entities([*self._project_rows(), *self._file_rows(), *self.entities])
+        if stats is not None:
+            stats.found_sessions = len(sessions)
+            stats.sessions = min(len(sessions), MAX_SESSIONS)
         notes: list[dict[str, Any]] = []
         seen: set[tuple[str, str]] = set()
         for note in self.notes:

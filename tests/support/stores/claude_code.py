@@ -18,7 +18,9 @@ What it writes (native-stores.md sections 1 and 10):
   store under ``~/.config/claude`` and the home-level ``~/.claude.json``.
 
 Every file gets a fixed mtime, so notes dated from mtimes are stable. ``size="bench"`` writes
-``sessions`` transcripts averaging ~2 MB (mostly large tool outputs) in big blocks.
+``sessions`` transcripts averaging ~2 MB (mostly large tool outputs) in big blocks;
+``size="mixed"`` gives one session in 100 such outputs and keeps the others small (2,500
+sessions make a ~65 MB store, like a heavy user's).
 """
 
 from __future__ import annotations
@@ -147,13 +149,13 @@ HOOKS = {
 
 def write_store(home: Path, *, seed: int = 0, sessions: int = 12, size: str = "unit") -> Path:
     """Write the store under ``home`` (created if needed); return ``home / ".claude"``."""
-    if size not in ("unit", "bench"):
-        raise ValueError(f"size must be 'unit' or 'bench', got {size!r}")
+    if size not in ("unit", "bench", "mixed"):
+        raise ValueError(f"size must be 'unit', 'bench' or 'mixed', got {size!r}")
     home = Path(home)
     root = home / ".claude"
     rng = random.Random(f"claude-code-{seed}")
     write_repos(home)
-    gen = _Gen(home, root, rng, bench=size == "bench")
+    gen = _Gen(home, root, rng, bench=size == "bench", big_every=100 if size == "mixed" else 0)
     for n in range(sessions):
         gen.ordinary(n, sessions)
     _messy(gen)
@@ -380,8 +382,11 @@ class _Session:
 
 
 class _Gen:
-    def __init__(self, home: Path, root: Path, rng: random.Random, *, bench: bool) -> None:
+    def __init__(
+        self, home: Path, root: Path, rng: random.Random, *, bench: bool, big_every: int = 0
+    ) -> None:
         self.home, self.root, self.rng, self.bench = home, root, rng, bench
+        self.big_every = big_every  # "mixed": one session in this many has long tool outputs
         self.history: list[dict[str, Any]] = []
         self.mtimes: dict[Path, float] = {}
         self.ids: dict[str, str] = {}  # names of notable sessions -> ids (for tests)
@@ -446,7 +451,7 @@ class _Gen:
             for rel_file in rng.sample(files, k=min(len(files), rng.randint(1, 2))):
                 s.edit(rel_file, rng.choice(["Edit", "Edit", "Write", "MultiEdit"]))
             s.tool("Bash", {"command": "pytest -q"}, "....\n4 passed in 0.12s")
-            if self.bench:
+            if self.bench or (self.big_every and n % self.big_every == 0):
                 for _ in range(max(1, int(rng.lognormvariate(1.85, 0.5)))):
                     s.big_tool(self.block())
             s.reply("Done. The tests pass.")

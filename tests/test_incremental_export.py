@@ -1,0 +1,399 @@
+"""Incremental export of a Claude Code store: what was appended is read, and only that.
+
+Each test exports a generated store (``tests.support.stores.claude_code``), changes it the way
+Claude Code does (or the way a sweep or an editor would), exports again from the saved resume
+state, and compares the library's rows with those of a second library that read the whole store
+(``--force``, no state). ``read.bytes_read`` shows what the resumed read had to read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bourdon import __version__
+from bourdon.cli.main import main
+from bourdon.ingest.outcome import COMMITTED, UNCHANGED
+from bourdon.ingest.pipeline import export_reader
+from bourdon.ingest.resume import load_resume, resume_path, save_resume
+from bourdon.model import ROW_SECTIONS
+from bourdon.readers.base import ReaderContext
+from bourdon.readers.claude_code import ClaudeCodeReader
+from bourdon.store.library import Library
+from tests.support.stores.claude_code import write_store
+
+READER = ClaudeCodeReader()
+
+
+@pytest.fixture
+def home(isolated_home: Path) -> Path:
+    write_store(isolated_home, sessions=12)
+    return isolated_home
+
+
+@pytest.fixture
+def ctx(home: Path) -> ReaderContext:
+    return ReaderContext(home=home, machine="test-box")
+
+
+@pytest.fixture
+def libraries(tmp_path: Path) -> Iterator[tuple[Library, Library]]:
+    """The library exported incrementally, and one that reads the whole store every time."""
+    resumed, whole = Library.init(tmp_path / "resumed"), Library.init(tmp_path / "whole")
+    yield resumed, whole
+    resumed.close()
+    whole.close()
+
+
+def rows(library: Library) -> dict[str, Any]:
+    data = library.read("claude-code").data
+    return {section: data.get(section) for section in ROW_SECTIONS}
+
+
+def export_both(libraries: tuple[Library, Library], ctx: ReaderContext) -> dict[str, Any]:
+    """Export into both libraries; the resumed export's result (as ``--json`` gives it)."""
+    resumed, whole = libraries
+    result = export_reader(resumed, READER, ctx)
+    export_reader(whole, READER, ctx, force=True)
+    assert rows(resumed) == rows(whole)
+    return result.to_dict()
+
+
+def transcripts(home: Path) -> list[Path]:
+    return sorted((home / ".claude" / "projects").glob("*/*.jsonl"))
+
+
+def tails(home: Path) -> int:
+    """The bytes of the unfinished last lines (no newline yet): every read reads them again."""
+    total = 0
+    for root in (home / ".claude", home / ".config" / "claude"):
+        for p in [*root.rglob("*.jsonl")]:
+            data = p.read_bytes()
+            if data and not data.endswith(b"\n") and ("projects" in p.parts or p.parent == root):
+                total += len(data) - (data.rfind(b"\n") + 1)
+    return total
+
+
+def jsonl_bytes(home: Path) -> int:
+    """The size of every transcript and prompt history (of both stores): what a whole read reads."""
+    total = 0
+    for root in (home / ".claude", home / ".config" / "claude"):
+        total += sum(p.stat().st_size for p in root.rglob("*.jsonl") if "projects" in p.parts)
+        if (root / "history.jsonl").exists():
+            total += (root / "history.jsonl").stat().st_size
+    return total
+
+
+def session_file(home: Path) -> Path:
+    """The transcript of an ordinary session of ledgerline (the first project), with prompts."""
+    for path in transcripts(home):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        ordinary = text.startswith('{"type": "permission-mode", "permissionMode": "default"')
+        if ordinary and path.parent.name.endswith("-src-ledgerline"):
+            return path
+    raise AssertionError("no ledgerline session in the generated store")
+
+
+def record(path: Path, text: str, n: int = 1, *, sid: str | None = None) -> bytes:
+    """A user prompt line for the session of ``path`` (or ``sid``), as Claude Code appends it."""
+    cwd = next(r["cwd"] for r in map(json.loads, path.read_bytes().splitlines()) if "cwd" in r)
+    line = {
+        "parentUuid": None,
+        "isSidechain": False,
+        "type": "user",
+        "message": {"role": "user", "content": text},
+        "uuid": f"00000000-0000-4000-8000-{n:012d}",
+        "timestamp": "2026-06-30T17:00:00.000Z",
+        "cwd": cwd,
+        "sessionId": sid or path.stem,
+    }
+    return json.dumps(line).encode() + b"\n"
+
+
+def append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as handle:
+        handle.write(data)
+
+
+def key_actions(library: Library, sid: str) -> list[str]:
+    for row in library.read("claude-code").rows("recent_sessions"):
+        if row.get("session_id") == sid:
+            return list(row.get("key_actions") or [])
+    return []
+
+
+def test_a_line_appended_to_a_session_is_all_that_is_read(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
+) -> None:
+    first = export_both(libraries, ctx)
+    assert first["outcome"] == COMMITTED
+    assert first["read"]["bytes_read"] == jsonl_bytes(home)  # the whole store, the first time
+    path = session_file(home)
+    line = record(path, "Rename the importer module to bank_csv")
+    append(path, line)
+    second = export_both(libraries, ctx)
+    assert second["outcome"] == COMMITTED
+    assert second["read"]["bytes_read"] == len(line) + tails(home)
+    assert "Rename the importer module to bank_csv" in key_actions(libraries[0], path.stem)
+    assert export_reader(libraries[0], READER, ctx).outcome == UNCHANGED
+
+
+def test_a_new_session_file_is_read_whole_and_the_others_not_at_all(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
+) -> None:
+    export_both(libraries, ctx)
+    model = session_file(home)
+    new = model.with_name("5b0c7a52-1d2e-4f3a-9b8c-7d6e5f4a3b2c.jsonl")
+    data = record(model, "Start the quarterly report script", 1, sid=new.stem)
+    data += record(model, "Add a chart", 2, sid=new.stem)
+    new.write_bytes(data)
+    result = export_both(libraries, ctx)
+    assert result["read"]["bytes_read"] == len(data) + tails(home)
+    assert key_actions(libraries[0], new.stem) == [
+        "Start the quarterly report script",
+        "Add a chart",
+    ]
+
+
+def test_an_unfinished_last_line_is_read_again_once_it_is_finished(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
+) -> None:
+    before = export_both(libraries, ctx)["read"]["partial_tail"]  # the store has one already
+    path = session_file(home)
+    line = record(path, "Explain the rounding in the March report", 7)
+    append(path, line[:40])  # Claude Code is writing it
+    half = export_both(libraries, ctx)
+    assert half["read"]["partial_tail"] == before + 1
+    assert "Explain the rounding in the March report" not in key_actions(libraries[0], path.stem)
+    append(path, line[40:])
+    done = export_both(libraries, ctx)
+    # From the start of the unfinished line (and the store's other unfinished lines).
+    assert done["read"]["bytes_read"] == len(line) + tails(home)
+    assert done["read"]["partial_tail"] == before
+    assert "Explain the rounding in the March report" in key_actions(libraries[0], path.stem)
+
+
+def test_an_unterminated_last_line_that_parses_counts_now_and_once(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
+) -> None:
+    export_both(libraries, ctx)
+    path = session_file(home)
+    line = record(path, "Bump the version to 0.4.0", 8)
+    append(path, line.rstrip(b"\n"))  # a complete record, its newline not written yet
+    export_both(libraries, ctx)
+    assert key_actions(libraries[0], path.stem).count("Bump the version to 0.4.0") == 1
+    append(path, b"\n" + record(path, "Tag the release", 9))
+    export_both(libraries, ctx)
+    actions = key_actions(libraries[0], path.stem)
+    assert actions.count("Bump the version to 0.4.0") == 1 and "Tag the release" in actions
+
+
+def test_a_rewritten_or_shrunk_file_is_read_whole(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
+) -> None:
+    export_both(libraries, ctx)
+    path = session_file(home)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[: len(lines) // 2]))  # shorter than where the read stopped
+    shrunk = export_both(libraries, ctx)
+    assert shrunk["read"]["bytes_read"] == path.stat().st_size + tails(home)
+    # Same size and longer, but other first bytes: an editor's rewrite, not an append.
+    original = path.read_bytes()
+    changed = original.replace(b'"default"', b'"dEfault"', 1)
+    path.write_bytes(changed + record(path, "Drop the legacy importer", 3))
+    rewritten = export_both(libraries, ctx)
+    assert rewritten["read"]["bytes_read"] == path.stat().st_size + tails(home)
+    assert "Drop the legacy importer" in key_actions(libraries[0], path.stem)
+
+
+def test_a_replaced_file_and_a_vanished_file(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
+) -> None:
+    export_both(libraries, ctx)
+    path = session_file(home)
+    # Replaced by a new file (a new inode) holding the same bytes and one more line.
+    data = path.read_bytes() + record(path, "Check the new inode", 4)
+    path.with_suffix(".tmp").write_bytes(data)  # written beside, then renamed over it
+    path.with_suffix(".tmp").replace(path)
+    replaced = export_both(libraries, ctx)
+    assert replaced["read"]["bytes_read"] == len(data) + tails(home)
+    gone = transcripts(home)[-1]
+    sid = gone.stem
+    gone.unlink()  # the 30-day sweep
+    export_both(libraries, ctx)
+    assert key_actions(libraries[0], sid) == []
+    saved = load_resume(libraries[0].root, "claude-code")
+    assert saved is not None and str(gone) not in saved["files"]
+
+
+def header(schema: int, reader: str, version: str = __version__) -> bytes:
+    state = {"schema": schema, "reader": reader}
+    top = {"bourdon": version, "state": state, "sections": ["files", "history"]}
+    return json.dumps(top).encode() + b"\n"
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        b"not json",
+        header(999, "claude-code"),
+        header(1, "codex"),
+        header(1, "claude-code", "0.0.1"),
+        header(1, "claude-code") + b'["files", "x", [1, 2]]\n["history", "y", 3]\n',
+    ],
+    ids=["garbled", "another schema", "another reader", "another bourdon", "wrong shapes"],
+)
+def test_a_state_from_elsewhere_means_a_whole_read(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library], state: bytes
+) -> None:
+    export_both(libraries, ctx)
+    target = resume_path(libraries[0].root, "claude-code")
+    target.write_bytes(state)
+    path = session_file(home)
+    append(path, record(path, "Read it all again", 5))
+    result = export_both(libraries, ctx)
+    assert result["read"]["bytes_read"] == jsonl_bytes(home)
+
+
+def test_a_garbled_entry_of_one_file_rereads_that_file_only(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
+) -> None:
+    export_both(libraries, ctx)
+    state = load_resume(libraries[0].root, "claude-code")
+    assert state is not None
+    path = session_file(home)
+    state["files"][str(path)] = [state["files"][str(path)][0], ["not", "a", "part"]]
+    save_resume(libraries[0].root, "claude-code", state, state)
+    append(path, record(path, "One file again", 6))
+    result = export_both(libraries, ctx)
+    assert result["read"]["bytes_read"] == path.stat().st_size + tails(home)
+
+
+def test_history_lines_of_swept_sessions_are_read_as_appended(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
+) -> None:
+    export_both(libraries, ctx)
+    history = home / ".claude" / "history.jsonl"
+    line = (
+        json.dumps(
+            {
+                "display": "Plan the terraform state migration",
+                "pastedContents": {},
+                "timestamp": 1751000000000,
+                "project": str(home / "src" / "infra-terraform"),
+                "sessionId": "9a8b7c6d-0000-4000-8000-000000000001",
+            }
+        ).encode()
+        + b"\n"
+    )
+    append(history, line)
+    result = export_both(libraries, ctx)
+    assert result["read"]["bytes_read"] == len(line) + tails(home)
+    assert key_actions(libraries[0], "9a8b7c6d-0000-4000-8000-000000000001") == [
+        "Plan the terraform state migration"
+    ]
+
+
+def test_dry_run_and_force_leave_no_state_behind_or_ignore_it(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
+) -> None:
+    resumed = libraries[0]
+    export_reader(resumed, READER, ctx, dry_run=True)
+    assert not resume_path(resumed.root, "claude-code").exists()
+    export_reader(resumed, READER, ctx)
+    before = resume_path(resumed.root, "claude-code").stat().st_mtime_ns
+    forced = export_reader(resumed, READER, ctx, force=True)
+    assert forced.stats is not None and forced.stats.bytes_read == jsonl_bytes(home)
+    assert resume_path(resumed.root, "claude-code").stat().st_mtime_ns >= before
+
+
+# -- the session cap, in the text outputs -----------------------------------------------------
+
+
+@pytest.fixture
+def crowded(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A store with more sessions than the cap keeps, and a library; the CLI's environment."""
+    write_store(isolated_home, sessions=520)
+    library = tmp_path / "lib"
+    Library.init(library).close()
+    monkeypatch.setenv("HOME", str(isolated_home))
+    monkeypatch.setenv("BOURDON_LIBRARY", str(library))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.setattr(
+        "bourdon.ingest.selection.available_readers",
+        lambda only=None: ({"claude-code": READER}, []),
+    )
+    return library
+
+
+def found_sessions(home: Path) -> int:
+    ctx = ReaderContext(home=home, machine="x")
+    stats = READER.read(ctx).stats
+    return stats.found_sessions
+
+
+def test_export_says_how_many_sessions_the_cap_left_out(
+    crowded: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    found = found_sessions(isolated_home)
+    assert found > 520  # the ordinary sessions, the messy ones, the swept ones
+    assert main(["export", "claude-code"]) == 0
+    out = capsys.readouterr().out
+    dropped = found - 500
+    assert (
+        f"kept the 500 newest sessions of {found:,}; {dropped:,} older ones left out: "
+        "the cap keeps manifests small"
+    ) in out
+    assert main(["export", "claude-code", "--json", "--force"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["capped"] == {
+        "sessions_found": found,
+        "sessions_kept": 500,
+        "sessions_dropped": dropped,
+    }
+    assert main(["readers"]) == 0
+    assert f"claude-code: kept the 500 newest sessions of {found:,};" in capsys.readouterr().out
+
+
+def test_export_all_says_it_too_and_one_left_out_is_one_session(
+    crowded: Path,
+    isolated_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The messy and swept sessions come on top of the ordinary ones: 501 sessions in all.
+    extra = found_sessions(isolated_home) - 520
+    other = tmp_path / "other-home"
+    write_store(other, sessions=501 - extra)
+    assert found_sessions(other) == 501
+    monkeypatch.setenv("HOME", str(other))
+    assert main(["export-all"]) == 0
+    out = capsys.readouterr().out
+    assert "1 older session left out by the cap" in out
+    assert (
+        "claude-code: kept the 500 newest sessions of 501; 1 older one left out: "
+        "the cap keeps manifests small"
+    ) in out
+
+
+def test_no_word_about_the_cap_when_it_left_nothing_out(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    library = tmp_path / "lib"
+    Library.init(library).close()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("BOURDON_LIBRARY", str(library))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.setattr(
+        "bourdon.ingest.selection.available_readers",
+        lambda only=None: ({"claude-code": READER}, []),
+    )
+    assert main(["export", "claude-code", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["capped"] is None
+    assert main(["export", "claude-code", "--force"]) == 0
+    assert "cap" not in capsys.readouterr().out
