@@ -52,14 +52,16 @@ def available() -> bool:
 
 
 @cache
-def row_check(section: str) -> RowCheck | None:
+def row_check(section: str, *, strict: bool = False) -> RowCheck | None:
     """``check(row)``: True only if ``row`` (a mapping without empty fields) passes both the
-    row schema of ``section`` and the text rule; ``None`` when no compiled validator exists."""
+    row schema of ``section`` and the text rule; ``None`` when no compiled validator exists.
+
+    The rules are those manifests are read with, or with ``strict`` the schema writes obey."""
     if jsonschema_rs is None:
         return None
-    from bourdon.formats import reading
+    from bourdon.formats import reading, schema
 
-    full = reading.read_schema()
+    full = schema.schema() if strict else reading.read_schema()
     defs = {**full["$defs"], "_clean": _CLEAN}
     row_def = {"$ref": f"#/$defs/{checks.SECTION_DEFS[section]}"}
     sub = {"$defs": defs, "allOf": [row_def, {"$ref": "#/$defs/_clean"}]}

@@ -92,7 +92,7 @@ def validate(
         limit = row_limits()[section]
         if len(rows) > limit:
             problems.append(f"/{section}: {len(rows)} rows; the limit is {limit}")
-        passes = fastcheck.row_check(section)  # a compiled "valid"; any other verdict: ours
+        passes = fastcheck.row_check(section, strict=True)  # a compiled "valid", else ours
         for i, row in enumerate(rows):
             if id(row) in known:
                 continue
