@@ -105,19 +105,28 @@ def hidden_dated(
     facts: Mapping[str, Any],
     kind: str,
 ) -> dict[str, Any]:
-    """How many rows of the same window a wider level the caller may ask for would add."""
-    start = facts.get("since_applied")
+    """How many rows of the same window a wider level the caller may ask for would add.
 
-    def more_at(wider: Access) -> int:
-        return sum(
-            1
-            for r in rows
-            if wider.allows(r)
-            and not access.allows(r)
-            and (agent_id is None or r.agent == agent_id)
-            and r.date
-            and (start is None or r.date >= start)
-        )
+    ``rows`` are newest first (as the index keeps them): one pass, ended at the window's
+    start, counts the hidden rows by visibility."""
+    levels = wider(access, scope)
+    if not levels:
+        return {}
+    start = facts.get("since_applied")
+    widest = levels[-1]
+    by_level: dict[int, int] = {}
+    for r in rows:
+        if not r.date:
+            continue
+        if start is not None and r.date < start:
+            break
+        # Hidden by its level alone (namespaces and prompts kept home are the same at both).
+        hidden_here = access.level < r.visibility <= widest.level
+        if hidden_here and (agent_id is None or r.agent == agent_id) and widest.allows(r):
+            by_level[r.visibility] = by_level.get(r.visibility, 0) + 1
+
+    def more_at(level: Access) -> int:
+        return sum(n for v, n in by_level.items() if v <= level.level)
 
     return hidden(access, scope, more_at, (kind, kind + "s"))
 

@@ -57,8 +57,9 @@ def find_entity(
     shown = {fold(g["name"]) for g in groups}
 
     def more_at(wider: Access) -> int:
-        found = group_matches(index.match(query, visible=wider.allows), wider, index.lifecycle())
-        return sum(1 for g in found if fold(g["name"]) not in shown)
+        # Names and aliases only: near misses would cost a typo search per level, on every call.
+        rows = index.match(query, fuzzy=False, visible=wider.allows)
+        return len({fold(m.row.name) for m in rows} - shown)
 
     answer["meta"].update(hidden(access, scope, more_at))
     return answer
