@@ -404,16 +404,24 @@ async def test_updating_a_workstream_without_a_status_keeps_its_status(
     )
 
 
-async def test_sessions_need_a_date_and_an_empty_one_is_kept_empty(
+async def test_a_session_without_a_date_is_dated_today_and_an_empty_one_is_kept_empty(
     client: Client, root: Path
 ) -> None:
     await call(client, "commit_to_federation", agent_id="desk", agent_type="other",
                entities=[{"name": "a"}])  # fmt: skip
     count = commit_count(root)
-    for bad in ({"cwd": "/src/x"}, {"cwd": "/src/x", "date": None}, {"date": "yesterday"}):
-        error = await fail(client, "commit_to_federation", agent_id="desk", sessions=[bad])
-        assert error["status"] == 400 and "date" in error["message"], (bad, error)
+    error = await fail(
+        client, "commit_to_federation", agent_id="desk", sessions=[{"date": "yesterday"}]
+    )
+    assert error["status"] == 400 and "sessions[0].date" in error["message"], error
     assert commit_count(root) == count
+    # No date at all (or null): today's, and the answer says so.
+    undated = [{"cwd": "/src/x"}, {"cwd": "/src/y", "date": None}]
+    done = await call(client, "commit_to_federation", agent_id="desk-today", agent_type="other",
+                      sessions=undated)  # fmt: skip
+    assert any("sessions[0], sessions[1]" in w for w in done["meta"]["warnings"]), done["meta"]
+    today = {datetime.now().date().isoformat()}
+    assert {s["date"] for s in rows(root, "desk-today", "recent_sessions")} <= today
 
     await call(client, "commit_to_federation", agent_id="desk",
                sessions=[{"date": "", "cwd": "/src/undated"},

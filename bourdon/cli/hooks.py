@@ -287,4 +287,4 @@ def _turn_context(args: argparse.Namespace, event: dict[str, Any]) -> str:
     root = library_path(args)
     if not is_library(root):
         raise BourdonError(f"no library at {root}: create one with 'bourdon init'")
-    return turn_context(root, prompt)
+    return turn_context(root, prompt, agent=args.agent or "claude-code")

@@ -55,12 +55,13 @@ def hook_export(
         raise BourdonError(f"{result.reason}; see 'bourdon readers'")
 
 
-def turn_context(root: Path, prompt: str) -> str:
-    """What the library's team view recognises in ``prompt``, as turn-start context (or "")."""
+def turn_context(root: Path, prompt: str, agent: str | None = None) -> str:
+    """What the library's team view recognises in ``prompt``, as turn-start context (or "");
+    ``agent``'s own rows are not presented as what the other agents know."""
     from bourdon.query.context import prepare_recognition_context
     from bourdon.query.index import Index
 
     index = Index(root.absolute())
     index.refresh()
-    answer = prepare_recognition_context(index, prompt, "team", False)
+    answer = prepare_recognition_context(index, prompt, "team", False, agent=agent)
     return str(answer["prompt_context"])

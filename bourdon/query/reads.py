@@ -19,7 +19,14 @@ from typing import Any, Final
 from bourdon.access.visibility import OPEN, Access, Scope, filter_manifest, resolve
 from bourdon.errors import InputError
 from bourdon.model import SUFFIX, Visibility, fold
-from bourdon.query.answer import meta, optional_agent, require_agent, require_text
+from bourdon.query.answer import (
+    hidden,
+    hidden_dated,
+    meta,
+    optional_agent,
+    require_agent,
+    require_text,
+)
 from bourdon.query.envelope import AGENTS_SCHEMA, envelope_entry, unreadable_entry
 from bourdon.query.index import Index
 from bourdon.query.paging import clamp_limit, dated_page, decode_cursor, encode_cursor, page
@@ -46,7 +53,16 @@ def find_entity(
     access = resolve(access_level, include_private, scope=scope)
     groups = group_matches(index.match(query, visible=access.allows), access, index.lifecycle())
     asked = {"name": query, "access_level": access_level, "include_private": include_private}
-    return _matches_answer(index, access, groups, asked)
+    answer = _matches_answer(index, access, groups, asked)
+    shown = {fold(g["name"]) for g in groups}
+
+    def more_at(wider: Access) -> int:
+        # Names and aliases only: near misses would cost a typo search per level, on every call.
+        rows = index.match(query, fuzzy=False, visible=wider.allows)
+        return len({fold(m.row.name) for m in rows} - shown)
+
+    answer["meta"].update(hidden(access, scope, more_at))
+    return answer
 
 
 def query_agent_memory(
@@ -105,6 +121,8 @@ def list_recent_work(
     agent_id, chosen, next_cursor, more, facts = dated_page(
         index, index.sessions, "sessions", since, agent, access, limit, cursor
     )
+    if not cursor:
+        facts.update(hidden_dated(index.sessions, access, scope, agent_id, facts, "session"))
     return {
         "since": since,
         "agent": agent_id,
@@ -136,6 +154,8 @@ def list_notes(
     agent_id, chosen, next_cursor, more, facts = dated_page(
         index, index.notes, "notes", since, agent, access, limit, cursor
     )
+    if not cursor:
+        facts.update(hidden_dated(index.notes, access, scope, agent_id, facts, "note"))
     return {
         "since": since,
         "agent": agent_id,

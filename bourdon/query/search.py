@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from bourdon.access.visibility import OPEN, Access, Scope, resolve
 from bourdon.errors import InputError
-from bourdon.query.answer import meta, optional_agent, require_text
+from bourdon.query.answer import hidden, meta, optional_agent, require_text
 from bourdon.query.index import Index
 from bourdon.query.paging import parse_since
 from bourdon.query.rowid import KINDS
@@ -71,6 +71,7 @@ def search_federation(
         until=until,
         limit=limit,
         cursor=cursor,
+        scope=scope,
     )
 
 
@@ -105,8 +106,12 @@ def search(
     until: str | None = None,
     limit: int | None = None,
     cursor: str | None = None,
+    scope: Scope | None = None,
 ) -> dict[str, Any]:
-    """The rows ``access`` may see that match ``query``, best first, one page of them."""
+    """The rows ``access`` may see that match ``query``, best first, one page of them.
+
+    With ``scope`` (who the caller is), the first page also counts what a wider level the
+    caller may ask for would add (``answer.hidden``)."""
     text = require_text(query, "query", "ledger import")
     size = _whole(top_k if limit is None else limit, "limit" if limit is not None else "top_k")
     if isinstance(min_score, bool) or not isinstance(min_score, int | float):
@@ -135,6 +140,21 @@ def search(
         more = len(ranked) > size
         best = ranked[0][0] if served == 0 and ranked else (after or (0, 0.0))[1]
     next_cursor = _encode(binding, served + size, best) if more else None
+    beyond: dict[str, Any] = {}
+    if match is not None and scope is not None and after is None:
+
+        def more_at(wider: Access) -> int:
+            with tables_of(index.root).table_for(index.state, wider) as table:
+                where, args = _where(table.name, match, filters)
+                (n,) = table.conn.execute(
+                    f"SELECT count(*) FROM {table.name} WHERE {where}", args
+                ).fetchone()
+            return max(0, int(n) - total)
+
+        try:
+            beyond = hidden(access, scope, more_at)
+        except sqlite3.DatabaseError:  # a count is not worth failing the answer over
+            beyond = {}
     return {
         "query": text,
         "total_matches": len(page),  # the reference's meaning: the results in this answer
@@ -154,6 +174,7 @@ def search(
             truncated=more,
             ranking="bm25",
             warnings=warnings,
+            **beyond,
         ),
     }
 
@@ -280,4 +301,3 @@ def _decode(cursor: object, binding: str) -> tuple[int, float]:
     if isinstance(best, bool) or not isinstance(best, int | float):
         raise bad
     return (served, float(best))
-

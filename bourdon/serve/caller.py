@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from bourdon.access.callers import Caller
 from bourdon.access.visibility import Scope
-from bourdon.serve.hints import READ_ONLY
+from bourdon.serve.hints import READ_ONLY, tool
 from bourdon.store.provenance import Provenance
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def describe(caller: Caller) -> dict[str, Any]:
 
 
 def register_caller_tool(server: MCPServer, guard: Guard) -> None:
-    @server.tool(annotations=READ_ONLY)
+    @tool(server, READ_ONLY)
     async def describe_caller() -> dict[str, Any]:
         """Describe the calling member: identity, tier, grants and what its writes do."""
         return await guard.run("describe_caller", None, lambda c, d: describe(c))

@@ -14,8 +14,9 @@ from pydantic import Field
 
 from bourdon.access.callers import QUARANTINED
 from bourdon.serve.caller import provenance_of, seen_level
-from bourdon.serve.hints import WRITE
+from bourdon.serve.hints import WRITE, tool
 from bourdon.serve.httpgate import current_caller
+from bourdon.serve.params import SessionId
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -26,16 +27,14 @@ if TYPE_CHECKING:
 
 
 def register_forget_tools(server: MCPServer, guard: Guard) -> None:
-    @server.tool(annotations=WRITE)
+    @tool(server, WRITE)
     async def forget(
-        name: Annotated[str, Field(description="the entity's name or one of its aliases")],
+        name: Annotated[str, Field(description="The entity's name or one of its aliases.")],
         agent_id: Annotated[
             str | None,
-            Field(description="forget only in this agent's manifest (default: every agent)"),
+            Field(description="Forget only in this agent's manifest (default: every agent)."),
         ] = None,
-        session_id: Annotated[
-            str | None, Field(description="recorded as the commit's provenance")
-        ] = None,
+        session_id: SessionId = None,
     ) -> dict[str, Any]:
         """Remove an entity and its mentions from live memory, one commit per agent.
 

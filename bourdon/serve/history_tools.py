@@ -7,10 +7,13 @@ refresh.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
 
 from bourdon.serve.caller import seen_level
-from bourdon.serve.hints import READ_ONLY
+from bourdon.serve.hints import READ_ONLY, tool
+from bourdon.serve.params import AgentId
 from bourdon.serve.writes import history
 
 if TYPE_CHECKING:
@@ -21,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def register_history_tools(server: MCPServer, guard: Guard) -> None:
-    tool = server.tool(annotations=READ_ONLY)
+    read = tool(server, READ_ONLY)
 
     async def from_history(
         op: str, agent_id: str, read: Callable[[Library, str, Any, int], dict[str, Any]], arg: Any
@@ -35,8 +38,13 @@ def register_history_tools(server: MCPServer, guard: Guard) -> None:
             uses_index=False,
         )
 
-    @tool
-    async def list_memory_versions(agent_id: str, limit: int | None = None) -> dict[str, Any]:
+    @read
+    async def list_memory_versions(
+        agent_id: AgentId,
+        limit: Annotated[
+            int | None, Field(description="Versions to list: default 20, at most 100.")
+        ] = None,
+    ) -> dict[str, Any]:
         """States of one agent's memory, newest first: the undo history.
 
         Each row carries an opaque version_id to pass to rollback_agent_memory and a digest8
@@ -48,8 +56,13 @@ def register_history_tools(server: MCPServer, guard: Guard) -> None:
             "list_memory_versions", agent_id, history.list_memory_versions, limit
         )
 
-    @tool
-    async def explain_memory_change(agent_id: str, digest: str) -> dict[str, Any]:
+    @read
+    async def explain_memory_change(
+        agent_id: AgentId,
+        digest: Annotated[
+            str, Field(description="A manifest digest (sha256:...) or a version's digest8.")
+        ],
+    ) -> dict[str, Any]:
         """Which write produced a given state of an agent's memory, and what it changed.
 
         Pass a manifest digest or a version's digest8. session_id and transcript_ref are

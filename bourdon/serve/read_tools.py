@@ -10,7 +10,9 @@ match kinds) and extra optional parameters are additive.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
 
 from bourdon.federation.answers import (
     merge_agents,
@@ -21,7 +23,17 @@ from bourdon.federation.answers import (
 from bourdon.query import reads
 from bourdon.serve.caller import scope_of
 from bourdon.serve.guard import AskPeers
-from bourdon.serve.hints import READ_ONLY
+from bourdon.serve.hints import READ_ONLY, tool
+from bourdon.serve.params import (
+    AccessLevel,
+    AgentFilter,
+    Cursor,
+    FederationHop,
+    IncludePrivate,
+    Limit,
+    Since,
+    WorkstreamStatus,
+)
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -37,15 +49,17 @@ def first_page(cursor: str | None, ask: AskPeers) -> AskPeers | None:
 
 
 def register_read_tools(server: MCPServer, guard: Guard) -> None:
-    tool = server.tool(annotations=READ_ONLY)
+    read = tool(server, READ_ONLY)
     index = guard.index
 
-    @tool
+    @read
     async def find_entity(
-        name: str,
-        access_level: str = "public",
-        include_private: bool = False,
-        federation_hop: int = 0,
+        name: Annotated[
+            str, Field(description="The entity's name or alias: a project, person, library...")
+        ],
+        access_level: AccessLevel = "public",
+        include_private: IncludePrivate = False,
+        federation_hop: FederationHop = 0,
     ) -> dict[str, Any]:
         """Find an entity by name across all agents.
 
@@ -64,12 +78,12 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
             peers=AskPeers({"name": name}, MERGE_FOUND, federation_hop),
         )
 
-    @tool
+    @read
     async def query_agent_memory(
-        agent: str,
-        topic: str,
-        access_level: str = "public",
-        include_private: bool = False,
+        agent: Annotated[str, Field(description="The agent whose memory to search, by agent id.")],
+        topic: Annotated[str, Field(description="A name, alias or near miss to look for.")],
+        access_level: AccessLevel = "public",
+        include_private: IncludePrivate = False,
     ) -> dict[str, Any]:
         """Find entries in one agent's L5 that match a topic (name, alias or near miss).
 
@@ -83,14 +97,14 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
             ),
         )
 
-    @tool
+    @read
     async def get_cross_agent_summary(
-        project: str,
-        access_level: str = "public",
-        include_private: bool = False,
-        federation_hop: int = 0,
-        limit: int | None = None,
-        cursor: str | None = None,
+        project: Annotated[str, Field(description="The project's name or one of its aliases.")],
+        access_level: AccessLevel = "public",
+        include_private: IncludePrivate = False,
+        federation_hop: FederationHop = 0,
+        limit: Limit = None,
+        cursor: Cursor = None,
     ) -> dict[str, Any]:
         """Aggregate everything the federation knows about a project.
 
@@ -108,16 +122,18 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
             peers=first_page(cursor, ask),
         )
 
-    @tool
+    @read
     async def list_recent_work(
-        since: str | None = None,
-        agent: str | None = None,
-        access_level: str = "public",
-        include_private: bool = False,
-        limit: int | None = None,
-        cursor: str | None = None,
-        summary: bool = False,
-        federation_hop: int = 0,
+        since: Since = None,
+        agent: AgentFilter = None,
+        access_level: AccessLevel = "public",
+        include_private: IncludePrivate = False,
+        limit: Limit = None,
+        cursor: Cursor = None,
+        summary: Annotated[
+            bool, Field(description="Leave out each session's key_actions and files_touched.")
+        ] = False,
+        federation_hop: FederationHop = 0,
     ) -> dict[str, Any]:
         """Return a page of sessions across agents (or a single agent), newest first.
 
@@ -148,12 +164,12 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
             peers=first_page(cursor, ask),
         )
 
-    @tool
+    @read
     async def list_workstreams(
-        status: str | None = None,
-        agent: str | None = None,
-        access_level: str = "public",
-        include_private: bool = False,
+        status: WorkstreamStatus = None,
+        agent: AgentFilter = None,
+        access_level: AccessLevel = "public",
+        include_private: IncludePrivate = False,
     ) -> dict[str, Any]:
         """List workstreams, ongoing multi-session initiatives, deduplicated by name.
 
@@ -168,14 +184,14 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
             ),
         )
 
-    @tool
+    @read
     async def list_notes(
-        since: str | None = None,
-        agent: str | None = None,
-        access_level: str = "public",
-        include_private: bool = False,
-        limit: int | None = None,
-        cursor: str | None = None,
+        since: Since = None,
+        agent: AgentFilter = None,
+        access_level: AccessLevel = "public",
+        include_private: IncludePrivate = False,
+        limit: Limit = None,
+        cursor: Cursor = None,
     ) -> dict[str, Any]:
         """Return a page of freestanding notes across agents (or a single agent).
 
@@ -189,8 +205,8 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
             ),
         )
 
-    @tool
-    async def list_agents(federation_hop: int = 0) -> dict[str, Any]:
+    @read
+    async def list_agents(federation_hop: FederationHop = 0) -> dict[str, Any]:
         """List agent IDs known to this L6 server."""
         return await guard.run(
             "list_agents",
@@ -199,7 +215,7 @@ def register_read_tools(server: MCPServer, guard: Guard) -> None:
             peers=AskPeers({}, merge_agents, federation_hop),
         )
 
-    @tool
+    @read
     async def export_agents() -> dict[str, Any]:
         """Export THIS server's LOCAL agents only, as the bourdon.agents/v1 envelope.
 

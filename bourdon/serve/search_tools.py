@@ -6,15 +6,23 @@ library fills the search file, and the event loop keeps answering other callers 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, SkipValidation
 
 from bourdon.federation.searchmerge import merge_search
 from bourdon.query import search
 from bourdon.serve.caller import scope_of
 from bourdon.serve.guard import AskPeers
-from bourdon.serve.hints import READ_ONLY
+from bourdon.serve.hints import READ_ONLY, tool
+from bourdon.serve.params import (
+    AccessLevel,
+    AgentFilter,
+    Cursor,
+    FederationHop,
+    IncludePrivate,
+    RowKindFilter,
+)
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -23,38 +31,39 @@ if TYPE_CHECKING:
 
 
 def register_search_tools(server: MCPServer, guard: Guard) -> None:
-    tool = server.tool(annotations=READ_ONLY)
+    read = tool(server, READ_ONLY)
     index = guard.index
 
-    @tool
+    @read
     async def search_federation(
         query: Annotated[
             str,
-            Field(description='words to find (any may match), "quoted phrases", prefix* terms'),
+            Field(description='Words to find (any may match), "quoted phrases" and prefix* terms.'),
         ],
-        top_k: Annotated[int, Field(description="results per page, 1 to 50")] = 5,
-        min_score: Annotated[float, Field(description="leave out results scoring lower")] = 0.01,
-        source: Annotated[
-            str | None,
-            Field(description="only rows of this kind: entity, session, workstream, note"),
+        top_k: Annotated[int, Field(description="Results per page, 1 to 50.")] = 5,
+        min_score: Annotated[
+            float, Field(description="Leave out results scoring lower than this.")
+        ] = 0.01,
+        source: RowKindFilter = None,
+        access_level: AccessLevel = "team",
+        include_private: IncludePrivate = False,
+        agent: AgentFilter = None,
+        kind: Annotated[
+            Literal["entity", "session", "workstream", "note"] | None,
+            SkipValidation,
+            Field(description="The same as source: only rows of this kind."),
         ] = None,
-        access_level: Annotated[
-            str, Field(description="public, team or private (private needs include_private)")
-        ] = "team",
-        include_private: Annotated[
-            bool, Field(description="with access_level='private': private rows too (local only)")
-        ] = False,
-        agent: Annotated[str | None, Field(description="only this agent's rows")] = None,
-        kind: Annotated[str | None, Field(description="the same as source")] = None,
-        since: Annotated[str | None, Field(description="only rows dated on or after (ISO)")] = None,
+        since: Annotated[
+            str | None, Field(description="Only rows dated on or after this ISO date.")
+        ] = None,
         until: Annotated[
-            str | None, Field(description="only rows dated on or before (ISO)")
+            str | None, Field(description="Only rows dated on or before this ISO date.")
         ] = None,
-        limit: Annotated[int | None, Field(description="page size; overrides top_k")] = None,
-        cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None,
-        federation_hop: Annotated[
-            int, Field(description="depth-1 guard peers pass; end clients leave it at 0")
-        ] = 0,
+        limit: Annotated[
+            int | None, Field(description="Page size; overrides top_k when given.")
+        ] = None,
+        cursor: Cursor = None,
+        federation_hop: FederationHop = 0,
     ) -> dict[str, Any]:
         """Full-text search across the federated agents' entities, sessions, workstreams
         and notes, ranked with BM25 (names above tags above body; stemmed words).

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from bourdon.serve.caller import audience_of
-from bourdon.serve.hints import READ_ONLY
+from bourdon.serve.hints import READ_ONLY, tool
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -30,7 +30,7 @@ def register_status_tool(
             made.append(make_status())
         return made[0].report(audience_of(caller))
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(server, READ_ONLY)
     async def memory_status() -> dict[str, Any]:
         """The library's health, as far as the caller may see it.
 

@@ -12,7 +12,8 @@ from pydantic import Field
 
 from bourdon.query.trace import trace_entity as trace
 from bourdon.serve.caller import scope_of
-from bourdon.serve.hints import READ_ONLY
+from bourdon.serve.hints import READ_ONLY, tool
+from bourdon.serve.params import AccessLevel, IncludePrivate
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -21,20 +22,16 @@ if TYPE_CHECKING:
 
 
 def register_trace_tools(server: MCPServer, guard: Guard) -> None:
-    @server.tool(annotations=READ_ONLY)
+    @tool(server, READ_ONLY)
     async def trace_entity(
-        entity: Annotated[str, Field(description="the entity's name or one of its aliases")],
-        access_level: Annotated[
-            str, Field(description="public, team or private (private needs include_private)")
-        ] = "team",
-        include_private: Annotated[
-            bool, Field(description="with access_level='private', show private rows (local only)")
-        ] = False,
+        entity: Annotated[str, Field(description="The entity's name or one of its aliases.")],
+        access_level: AccessLevel = "team",
+        include_private: IncludePrivate = False,
         agent: Annotated[
-            str | None, Field(description="only this agent's history (default: every agent)")
+            str | None, Field(description="Only this agent's history (default: every agent).")
         ] = None,
         limit: Annotated[
-            int | None, Field(description="keep the newest N events (default 200, at most 1000)")
+            int | None, Field(description="Keep the newest N events (default 200, at most 1000).")
         ] = None,
     ) -> dict[str, Any]:
         """Trace an entity's memory provenance and evolution across all agents.

@@ -16,7 +16,19 @@ from bourdon.federation.answers import merge_recognition
 from bourdon.query import context, turnbrief
 from bourdon.serve.caller import scope_of
 from bourdon.serve.guard import AskPeers
-from bourdon.serve.hints import READ_ONLY
+from bourdon.serve.hints import READ_ONLY, tool
+from bourdon.serve.params import (
+    AccessLevel,
+    BriefAccessLevel,
+    BriefFormat,
+    CodexMaxChars,
+    Cwd,
+    FederationHop,
+    IncludePrivate,
+    MaxChars,
+    MaxItems,
+    Prompt,
+)
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -39,15 +51,15 @@ MERGE_RECOGNITION = functools.partial(merge_recognition, line=peer_line, header=
 
 
 def register_turn_tools(server: MCPServer, guard: Guard) -> None:
-    tool = server.tool(annotations=READ_ONLY)
+    read = tool(server, READ_ONLY)
     index = guard.index
 
-    @tool
+    @read
     async def prepare_recognition_context(
-        prompt: str,
-        access_level: str = "team",
-        include_private: bool = False,
-        federation_hop: int = 0,
+        prompt: Prompt,
+        access_level: AccessLevel = "team",
+        include_private: IncludePrivate = False,
+        federation_hop: FederationHop = 0,
     ) -> dict[str, Any]:
         """Return immediate recognition and a bounded prompt-context fragment.
 
@@ -66,11 +78,11 @@ def register_turn_tools(server: MCPServer, guard: Guard) -> None:
             turn_start=True,
         )
 
-    @tool
+    @read
     async def get_deeper_context(
-        prompt: str,
-        access_level: str = "team",
-        include_private: bool = False,
+        prompt: Prompt,
+        access_level: AccessLevel = "team",
+        include_private: IncludePrivate = False,
     ) -> dict[str, Any]:
         """Return post-recognition deeper context for the prompt.
 
@@ -87,13 +99,13 @@ def register_turn_tools(server: MCPServer, guard: Guard) -> None:
             ),
         )
 
-    @tool
+    @read
     async def compile_codex_turn(
-        prompt: str,
-        cwd: str | None = None,
-        access_level: str = "team",
-        max_items: int = 6,
-        max_chars: int = 1800,
+        prompt: Prompt,
+        cwd: Cwd = None,
+        access_level: BriefAccessLevel = "team",
+        max_items: MaxItems = 6,
+        max_chars: CodexMaxChars = 1800,
     ) -> dict[str, Any]:
         """Compile a turn-scoped Codex recognition brief.
 
@@ -109,27 +121,19 @@ def register_turn_tools(server: MCPServer, guard: Guard) -> None:
             turn_start=True,
         )
 
-    @tool
+    @read
     async def compile_turn(
-        prompt: Annotated[str, Field(description="the user's prompt for this turn")],
+        prompt: Prompt,
         agent: Annotated[
-            str, Field(description="the agent the brief is for (codex, claude-code, ...)")
+            str, Field(description="The agent the brief is for (codex, claude-code, ...).")
         ] = "generic",
-        cwd: Annotated[
-            str | None, Field(description="the agent's working folder; ranks its project first")
-        ] = None,
-        access_level: Annotated[
-            str, Field(description="the widest visibility to use: public or team")
-        ] = "team",
-        max_items: Annotated[int, Field(description="most items, clamped to 1..20")] = 6,
-        max_chars: Annotated[
-            int, Field(description="most characters of the brief, clamped to 320..8000")
-        ] = 1800,
-        format: Annotated[  # the reference's parameter name
-            str, Field(description="markdown, json, xml, compact, brief or yaml")
-        ] = "markdown",
+        cwd: Cwd = None,
+        access_level: BriefAccessLevel = "team",
+        max_items: MaxItems = 6,
+        max_chars: MaxChars = 1800,
+        format: BriefFormat = "markdown",  # the reference's parameter name
         verbose: Annotated[
-            bool, Field(description="also every format's rendering and the scoring trace")
+            bool, Field(description="Also every format's rendering and the scoring trace.")
         ] = False,
     ) -> dict[str, Any]:
         """Call first, before answering, when the prompt mentions the user's projects, people,

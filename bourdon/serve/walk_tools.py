@@ -8,52 +8,51 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, SkipValidation
 
 from bourdon.query import walk
 from bourdon.serve.caller import scope_of
-from bourdon.serve.hints import READ_ONLY
+from bourdon.serve.hints import READ_ONLY, tool
+from bourdon.serve.params import AccessLevel, IncludePrivate, Relationship, RowKind
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
 
     from bourdon.serve.guard import Guard
 
-ACCESS = "widest visibility to read: public, team (default) or private"
-PRIVATE = "with access_level='private', show private rows (the local operator only)"
-
 
 def register_walk_tools(server: MCPServer, guard: Guard) -> None:
-    tool = server.tool(annotations=READ_ONLY)
+    read = tool(server, READ_ONLY)
     index = guard.index
 
-    @tool
+    @read
     async def expand_neighbors(
         name: Annotated[
             str | list[str] | None,
-            Field(description="seed(s): entity names or row ids, at most 8"),
+            Field(description="The seed or seeds: entity names or row ids, at most 8."),
         ] = None,
-        depth: Annotated[int, Field(description="hops to walk, 1-3 (clamped)")] = 1,
-        limit: Annotated[int, Field(description="neighbours to return, 1-24 (clamped)")] = 8,
+        depth: Annotated[int, Field(description="Hops to walk, 1-3 (clamped).")] = 1,
+        limit: Annotated[int, Field(description="Neighbours to return, 1-24 (clamped).")] = 8,
         relationship_types: Annotated[
-            list[str] | None,
-            Field(description="follow only these edges: RELATED_TO, FOCUSES_ON, TOUCHES, MENTIONS"),
+            list[Relationship] | None,
+            SkipValidation,
+            Field(description="Follow only these kinds of edges; omit for all."),
         ] = None,
         types: Annotated[
             list[str] | None,
-            Field(description="return only neighbours of these kinds or entity types"),
+            Field(description="Return only neighbours of these kinds or entity types."),
         ] = None,
         content_max_chars: Annotated[
-            int, Field(description="preview characters per neighbour, 0-4000 (clamped)")
+            int, Field(description="Preview characters per neighbour, 0-4000 (clamped).")
         ] = 500,
         include_incoming: Annotated[
-            bool, Field(description="also follow edges backwards (rows naming the seed)")
+            bool, Field(description="Also follow edges backwards (rows naming the seed).")
         ] = True,
-        access_level: Annotated[str, Field(description=ACCESS)] = "team",
-        include_private: Annotated[bool, Field(description=PRIVATE)] = False,
+        access_level: AccessLevel = "team",
+        include_private: IncludePrivate = False,
         entity_ids: Annotated[
             list[str] | None,
-            Field(description="the traversal contract's name for the seeds, used without name"),
+            Field(description="The traversal contract's name for the seeds, used without name."),
         ] = None,
     ) -> dict[str, Any]:
         """Widen known memories into their graph neighbourhood: the workstreams, sessions and
@@ -85,20 +84,18 @@ def register_walk_tools(server: MCPServer, guard: Guard) -> None:
             ),
         )
 
-    @tool
+    @read
     async def fetch_slice(
-        kind: Annotated[
-            str, Field(description="the row's kind: entity, session, workstream, note")
-        ],
+        kind: RowKind,
         id: Annotated[
-            str, Field(description="a row id from expand_neighbors (or an entity's name)")
+            str, Field(description="A row id from expand_neighbors (or an entity's name).")
         ],
-        window: Annotated[int, Field(description="rows to return, 1-64 (clamped)")] = 3,
+        window: Annotated[int, Field(description="Rows to return, 1-64 (clamped).")] = 3,
         content_max_chars: Annotated[
-            int, Field(description="characters for the whole window, 0-100000 (clamped)")
+            int, Field(description="Characters for the whole window, 0-100000 (clamped).")
         ] = 18000,
-        access_level: Annotated[str, Field(description=ACCESS)] = "team",
-        include_private: Annotated[bool, Field(description=PRIVATE)] = False,
+        access_level: AccessLevel = "team",
+        include_private: IncludePrivate = False,
     ) -> dict[str, Any]:
         """The rows dated around one row: a session's neighbouring sessions of its project
         (window centred on it), a note's companions sharing an entity it names, a workstream's

@@ -8,10 +8,26 @@ may write what, and whether a write is staged, is the guard's ``policy.Decision`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import datetime
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
 
 from bourdon.serve.caller import provenance_of, seen_level
-from bourdon.serve.hints import WRITE
+from bourdon.serve.hints import WRITE, tool
+from bourdon.serve.params import (
+    AgentId,
+    AgentType,
+    Entities,
+    ExpectedDigest,
+    Mode,
+    Notes,
+    OnClamp,
+    SessionId,
+    Sessions,
+    TranscriptRef,
+    Workstreams,
+)
 from bourdon.serve.writes import commit, rollback
 
 if TYPE_CHECKING:
@@ -23,20 +39,37 @@ if TYPE_CHECKING:
 
 
 def register_write_tools(server: MCPServer, guard: Guard) -> None:
-    @server.tool(annotations=WRITE)
+    @tool(server, WRITE)
     async def commit_to_federation(
-        agent_id: str,
-        agent_type: str | None = None,
-        instance: str | None = None,
-        role_narrative: str | None = None,
-        entities: list[dict[str, Any]] | None = None,
-        sessions: list[dict[str, Any]] | None = None,
-        workstreams: list[dict[str, Any]] | None = None,
-        notes: list[dict[str, Any]] | None = None,
-        mode: str = "merge",
-        session_id: str | None = None,
-        transcript_ref: str | None = None,
-        expected_digest: str | None = None,
+        agent_id: Annotated[
+            str,
+            Field(
+                description=(
+                    "Your own agent id, the memory to write to (claude-desktop, codex): 1-64 "
+                    "lower-case letters, digits, - and _."
+                )
+            ),
+        ],
+        agent_type: AgentType = None,
+        instance: Annotated[
+            str | None,
+            Field(
+                description="Which machine or deployment of the agent this is (at most 128 chars)."
+            ),
+        ] = None,
+        role_narrative: Annotated[
+            str | None,
+            Field(description="The agent's role among the user's agents (at most 500 characters)."),
+        ] = None,
+        entities: Entities = None,
+        sessions: Sessions = None,
+        workstreams: Workstreams = None,
+        notes: Notes = None,
+        mode: Mode = "merge",
+        session_id: SessionId = None,
+        transcript_ref: TranscriptRef = None,
+        expected_digest: ExpectedDigest = None,
+        on_clamp: OnClamp = "spill",
     ) -> dict[str, Any]:
         """Write a contribution to the federation under agent_id, as one git commit.
 
@@ -46,15 +79,26 @@ def register_write_tools(server: MCPServer, guard: Guard) -> None:
         destructive. agent_type is needed for a new agent. A result identical to the current
         manifest writes nothing and answers no_op with the unchanged digest. expected_digest
         guards against lost updates (a stale one is a 409 carrying the current digest).
-        session_id and transcript_ref are recorded as provenance. Quarantined members may
-        write only their own agent id, and their writes wait in staging until the operator
-        promotes them.
+        session_id and transcript_ref are recorded as provenance. on_clamp says what happens
+        to list items a merge would drop past their limit. A note or session without a date
+        is dated today, and meta.warnings says so; a problem with a row names its index in
+        what you sent (notes[2].text). Quarantined members may write only their own agent id,
+        and their writes wait in staging until the operator promotes them.
         """
 
         def work(caller: Caller, decision: policy.Decision) -> dict[str, Any]:
             rollback.require_digest(expected_digest)
+            today, warnings = datetime.date.today(), list[str]()
             change = commit.build_change(
-                agent_type, instance, role_narrative, entities, sessions, workstreams, notes
+                agent_type,
+                instance,
+                role_narrative,
+                entities,
+                sessions,
+                workstreams,
+                notes,
+                today=today,
+                warnings=warnings,
             )
             return commit.commit_to_federation(
                 guard.library,
@@ -66,18 +110,29 @@ def register_write_tools(server: MCPServer, guard: Guard) -> None:
                 staged=decision.staged,
                 level=seen_level(caller),
                 local=caller.transport == "stdio",
+                on_clamp=on_clamp,
+                warnings=warnings,
+                today=today,
             )
 
         return await guard.run("commit_to_federation", agent_id, work, writes=True)
 
-    @server.tool(annotations=WRITE)
+    @tool(server, WRITE)
     async def rollback_agent_memory(
-        agent_id: str,
-        version_id: str,
-        expected_digest: str | None = None,
-        session_id: str | None = None,
-        confirm: bool | None = None,
-        dry_run: bool = False,
+        agent_id: AgentId,
+        version_id: Annotated[
+            str,
+            Field(description="The version to restore: a version_id from list_memory_versions."),
+        ],
+        expected_digest: ExpectedDigest = None,
+        session_id: SessionId = None,
+        confirm: Annotated[
+            bool | None,
+            Field(description="false only previews, like dry_run; omit or true to restore."),
+        ] = None,
+        dry_run: Annotated[
+            bool, Field(description="Only preview what would change and the current digest.")
+        ] = False,
     ) -> dict[str, Any]:
         """Restore an archived version of an agent's memory. TRUSTED ONLY.
 

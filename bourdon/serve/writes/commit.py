@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 from typing import Any
 
@@ -9,7 +10,9 @@ from bourdon.access.redact import redacted
 from bourdon.digest import digest8
 from bourdon.errors import ConflictError, InputError
 from bourdon.model import ENTITIES, NOTES, SESSIONS, WORKSTREAMS
+from bourdon.serve.writes import clamp
 from bourdon.serve.writes.counts import CountsOf, commit_counts, visible_counts
+from bourdon.serve.writes.rows import checked_rows, raise_if_any
 from bourdon.store.library import Library
 from bourdon.store.provenance import Provenance, writer
 from bourdon.store.writes import WriteResult
@@ -23,8 +26,13 @@ def build_change(
     sessions: list[dict[str, Any]] | None,
     workstreams: list[dict[str, Any]] | None,
     notes: list[dict[str, Any]] | None,
+    *,
+    today: datetime.date | None = None,
+    warnings: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The tool's parameters as a change in the manifest's shape."""
+    """The tool's parameters as a change in the manifest's shape, each row checked on its own
+    (``rows.checked_rows``: problems at the caller's index; undated notes and sessions dated
+    ``today``, said in ``warnings``)."""
     change: dict[str, Any] = {}
     agent = {
         k: v
@@ -37,21 +45,23 @@ def build_change(
     }
     if agent:
         change["agent"] = agent
-    for section, rows in (
+    said = warnings if warnings is not None else []
+    problems: list[str] = []
+    for section, given in (
         (ENTITIES, entities),
         (SESSIONS, sessions),
         (WORKSTREAMS, workstreams),
         (NOTES, notes),
     ):
-        if rows is None:
+        if given is None:
             continue
-        if not isinstance(rows, list) or not all(isinstance(r, Mapping) for r in rows):
-            raise InputError(f"{section} must be a list of objects")
+        rows = checked_rows(section, given, today or datetime.date.today(), said, problems)
         if section == WORKSTREAMS:
             # A missing status means "active" for a new workstream (merge fills it in) and
             # "unchanged" for an existing one.
             rows = [{k: v for k, v in r.items() if not (k == "status" and v is None)} for r in rows]
         change[section] = rows
+    raise_if_any(problems)
     return change
 
 
@@ -127,8 +137,21 @@ def commit_to_federation(
     staged: bool,
     level: int | None = None,
     local: bool = True,
+    on_clamp: str = "spill",
+    warnings: list[str] | None = None,
+    today: datetime.date | None = None,
 ) -> dict[str, Any]:
+    """Commit (or stage) ``change``; ``on_clamp`` says what becomes of list items a merge
+    drops past their limit (``clamp``). The answer's ``meta.warnings`` carries ``warnings``."""
+    clamp.check_mode(on_clamp)
     change = redacted(change)  # before staging or committing: nothing secret reaches git
+    evicted = clamp.evictions(library, agent_id, change, mode, level)
+    if evicted and on_clamp == "reject":
+        raise clamp.refuse(evicted)
+    if evicted and on_clamp == "spill":
+        change = clamp.with_spill(
+            change, clamp.spill_notes(evicted, today or datetime.date.today())
+        )
     if staged:
         if mode != "merge":
             raise InputError("a quarantined member can only merge; replace needs a trusted member")
@@ -145,4 +168,8 @@ def commit_to_federation(
             raise stale(exc, agent_id, expected_digest, mode=mode) from exc
     source = writer(provenance, library.machine).source()
     counted = commit_counts(library, result, level, change, mode, source)
-    return commit_summary(result, library, level=level, local=local, counted=counted)
+    out = commit_summary(result, library, level=level, local=local, counted=counted)
+    if evicted:
+        out["list_items_evicted"] = clamp.public(evicted)
+    out["meta"] = {"on_clamp": on_clamp, "warnings": list(warnings or [])}
+    return out
