@@ -7,8 +7,6 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +21,7 @@ from bourdon.readers.base import Reader, ReadResult, store_path
 from bourdon.readers.goose import GooseReader
 from bourdon.store.library import Library
 from bourdon.testing.readercheck import reader_context, snapshot
+from tests.support.walwriter import held_open
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "stores" / "goose"
 SESSIONS = Path(".local") / "share" / "goose" / "sessions"
@@ -194,44 +193,12 @@ LIVE_ROWS = (
     ' (\'20260309_9\', \'user\', \'[{"type": "text", "text": "still being written"}]\','
     " 1773054000)",
 )
-# A writer in another process, as goose is: connections of one process share the -shm.
-WRITER = r"""
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("PRAGMA journal_mode=wal")
-conn.execute("PRAGMA wal_autocheckpoint=0")
-for statement in sys.argv[2:]:
-    conn.execute(statement)
-print("ready", flush=True)
-sys.stdin.read()  # hold the database open until the test is done
-conn.close()
-"""
-
-
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[Path]:
     """The fixture store with a writer holding sessions.db open in WAL mode, uncheckpointed."""
     home = make_home(tmp_path)
-    db = str(home / SESSIONS / "sessions.db")
-    writer = subprocess.Popen(
-        [sys.executable, "-c", WRITER, db, *LIVE_ROWS],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert writer.stdout is not None and writer.stdout.readline().strip() == "ready"
+    with held_open(home / SESSIONS / "sessions.db", LIVE_ROWS):
         yield home
-    finally:
-        assert writer.stdin is not None
-        writer.stdin.close()
-        try:
-            writer.wait(timeout=10)
-        finally:
-            if writer.poll() is None:
-                writer.kill()
-            if writer.stdout is not None:
-                writer.stdout.close()
 
 
 def test_live_wal_store_is_read_and_left_untouched(live: Path) -> None:
