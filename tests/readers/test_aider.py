@@ -8,9 +8,7 @@ not from the reader's output.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,6 +17,7 @@ from bourdon.readers.aider import AiderReader
 from bourdon.readers.base import Reader, ReadResult, store_path
 from bourdon.store.library import Library
 from bourdon.testing.readercheck import reader_context, snapshot
+from tests.support.stores.fixture import install, session_view
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "stores" / "aider" / "home"
 HISTORY = ".aider.chat.history.md"
@@ -94,24 +93,9 @@ EXPECTED: list[tuple[str, str, list[str], list[str], str]] = [
 
 def copy_home(target: Path) -> Path:
     """The fixture home copied to ``target``, with a symlinked project that must be skipped."""
-    shutil.copytree(FIXTURE, target, symlinks=True)
-    for path in target.rglob("*"):
-        if path.is_file():
-            os.utime(path, (MTIME, MTIME))
+    install("aider", target, folder="home", placeholder=b"@HOME@", mtime=MTIME)
     (target / "src" / "linked").symlink_to(target / "src" / "ledgerline")
     return target
-
-
-def session_view(row: dict[str, Any], home: Path) -> tuple[str, str, list[str], list[str], str]:
-    cwd = row.get("cwd", "")
-    folder = str(Path(cwd).relative_to(home)) if cwd.startswith(str(home)) else cwd
-    return (
-        row["date"],
-        folder,
-        row.get("key_actions", []),
-        row.get("files_touched", []),
-        row["visibility"],
-    )
 
 
 @pytest.fixture(scope="module")

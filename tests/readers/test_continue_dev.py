@@ -7,10 +7,7 @@ were written from it, not from the reader's output.
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,6 +17,7 @@ from bourdon.readers.base import Reader, ReadResult
 from bourdon.readers.continue_dev import ContinueDevReader
 from bourdon.store.library import Library
 from bourdon.testing.readercheck import reader_context, snapshot
+from tests.support.stores.fixture import install, session_view
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "stores" / "continue-dev" / "home"
 MTIME = 1775082600  # 2026-04-01 22:30 UTC: 2026-04-02 in Paris
@@ -60,26 +58,7 @@ EXPECTED: list[tuple[str, str, list[str], list[str], str]] = [
 
 def copy_home(target: Path) -> Path:
     """The fixture home at ``target``: ``@HOME@`` replaced by it, every file's mtime fixed."""
-    shutil.copytree(FIXTURE, target)
-    for path in target.rglob("*"):
-        if path.is_file():
-            raw = path.read_bytes()
-            if b"@HOME@" in raw:
-                path.write_bytes(raw.replace(b"@HOME@", str(target).encode()))
-            os.utime(path, (MTIME, MTIME))
-    return target
-
-
-def session_view(row: dict[str, Any], home: Path) -> tuple[str, str, list[str], list[str], str]:
-    cwd = row.get("cwd", "")
-    folder = str(Path(cwd).relative_to(home)) if cwd.startswith(str(home)) else cwd
-    return (
-        row["date"],
-        folder,
-        row.get("key_actions", []),
-        row.get("files_touched", []),
-        row["visibility"],
-    )
+    return install("continue-dev", target, folder="home", placeholder=b"@HOME@", mtime=MTIME)
 
 
 @pytest.fixture(scope="module")

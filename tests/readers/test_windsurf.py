@@ -7,8 +7,6 @@ expected notes below were written from it, not from the reader's output.
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from bourdon.readers.base import Reader, ReadResult
 from bourdon.readers.windsurf import WindsurfReader
 from bourdon.store.library import Library
 from bourdon.testing.readercheck import reader_context, snapshot
+from tests.support.stores.fixture import install
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "stores" / "cascade" / "home"
 MTIME = 1775082600  # 2026-04-01 22:30 UTC: 2026-04-02 in Paris
@@ -67,14 +66,7 @@ EXPECTED = {
 
 def copy_home(target: Path) -> Path:
     """The fixture home at ``target``: ``@HOME@`` replaced by it, every file's mtime fixed."""
-    shutil.copytree(FIXTURE, target)
-    for path in target.rglob("*"):
-        if path.is_file():
-            raw = path.read_bytes()
-            if b"@HOME@" in raw:
-                path.write_bytes(raw.replace(b"@HOME@", str(target).encode()))
-            os.utime(path, (MTIME, MTIME))
-    return target
+    return install("cascade", target, folder="home", placeholder=b"@HOME@", mtime=MTIME)
 
 
 @pytest.fixture(scope="module")
