@@ -96,9 +96,13 @@ def validate(
         for i, row in enumerate(rows):
             if id(row) in known:
                 continue
-            if passes is not None and isinstance(row, dict) and None not in row.values():
-                if passes(row):
-                    continue  # the common case: a reader's fresh rows, decided in microseconds
+            if (
+                passes is not None
+                and isinstance(row, dict)
+                and None not in row.values()
+                and passes(row)
+            ):
+                continue  # the common case: a reader's fresh rows, decided in microseconds
             path = f"/{section}/{i}"
             found = _problems(_row_validator(section), row, path)
             if found and passed and isinstance(row, Mapping):
