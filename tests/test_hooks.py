@@ -91,6 +91,13 @@ USER_SETTINGS: dict[str, dict[str, Any]] = {
             "preToolUse": [{"type": "command", "bash": "./audit.sh", "timeoutSec": 10}],
         },
     },
+    "goose": {
+        "hooks": {
+            "AfterFileEdit": [
+                {"matcher": "\\.py$", "hooks": [{"type": "command", "command": "ruff format"}]}
+            ],
+        },
+    },
 }
 
 
@@ -300,6 +307,24 @@ SHIPPED: dict[str, dict[str, Any]] = {
             ],
         }
     },
+    # goose: a plugin of bourdon's own under ~/.agents/plugins/bourdon/, Claude's shape, seconds;
+    # SessionEnd only (Stop runs, and may block, at every turn) [src block/goose:
+    # documentation/docs/guides/context-engineering/hooks.md].
+    "goose": {
+        "hooks": {
+            "SessionEnd": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "bourdon hook export goose",
+                            "timeout": 120,
+                        }
+                    ]
+                }
+            ]
+        }
+    },
     # Copilot CLI: a file of bourdon's own, version 1, the command under "bash", seconds.
     "copilot-cli": {
         "version": 1,
@@ -332,7 +357,29 @@ def test_default_settings_paths(tmp_path: Path) -> None:
     assert (
         settings_path("copilot-cli", tmp_path) == tmp_path / ".copilot" / "hooks" / "bourdon.json"
     )
+    assert settings_path("goose", tmp_path) == (
+        tmp_path / ".agents" / "plugins" / "bourdon" / "hooks" / "hooks.json"
+    )
     assert settings_path("codex", tmp_path, tmp_path / "x.json") == tmp_path / "x.json"
+
+
+def test_goose_gets_a_plugin_of_bourdons_own_and_uninstall_takes_all_of_it_away(
+    tmp_path: Path,
+) -> None:
+    home, state = tmp_path / "home", tmp_path / "state"
+    (home / ".config" / "goose").mkdir(parents=True)
+    path = settings_path("goose", home)
+    change = install("goose", path, state_dir=state)
+    plugin = home / ".agents" / "plugins" / "bourdon"
+    # goose finds a plugin by its manifest: a name, a version, a description.
+    manifest = json.loads((plugin / "plugin.json").read_text(encoding="utf-8"))
+    assert manifest["name"] == "bourdon" and manifest["version"] and manifest["description"]
+    assert plugin / "plugin.json" in change.created_files
+    assert json.loads(path.read_text(encoding="utf-8")) == SHIPPED["goose"]
+    again = install("goose", path, state_dir=state)
+    assert not again.changed and again.created_files == []
+    uninstall("goose", path, state_dir=state)
+    assert not (home / ".agents").exists(), "the plugin folder bourdon made is gone"
 
 
 # -- the acceptance, for each agent --------------------------------------------------------

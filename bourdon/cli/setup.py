@@ -134,8 +134,9 @@ def _hooks(chosen: list[Agent], root: Path, session: Session | None) -> list[Fil
                 session.touch(path, agent.id, HOOKS)
                 session.touch(state_dir / hooks.STATE_FILE, agent.id, OTHER)
                 done = hooks.install(agent.id, path, state_dir=state_dir, prefix=_prefix(root))
-                if done.backup is not None:
-                    session.created(done.backup, agent.id)
+                for made in [done.backup, *done.created_files]:  # a backup, a plugin's manifest
+                    if made is not None:
+                        session.created(made, agent.id)
         except BourdonError as exc:
             change.error = exc.message
             change.after = change.before

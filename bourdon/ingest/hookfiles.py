@@ -16,6 +16,10 @@ Format facts, per agent (checked against each agent's documentation and public s
   ``show_output`` [docs docs.windsurf.com/windsurf/cascade/hooks].
 - Qwen Code: ``~/.qwen/settings.json``, Claude's shape, timeouts in ms, ``async`` handlers
   [src QwenLM/qwen-code:docs/users/features/hooks.md].
+- goose: ``hooks/hooks.json`` in a plugin folder of bourdon's own,
+  ``~/.agents/plugins/bourdon/`` (with its ``plugin.json``), Claude's shape, timeouts in
+  seconds; export at ``SessionEnd`` only, since ``Stop`` runs (and may block) at every turn
+  [src block/goose:documentation/docs/guides/context-engineering/hooks.md].
 - Copilot CLI: ``*.json`` files in ``~/.copilot/hooks/``, ``"version": 1``, flat entries whose
   command is ``bash`` and timeout ``timeoutSec`` [docs
   docs.github.com/en/copilot/reference/hooks-reference].
@@ -56,6 +60,7 @@ class Target:
     retired: tuple[tuple[str, tuple[str, ...]], ...] = ()
     notice: str = ""  # what the user still has to do in the agent after an install changed it
     title: str = ""  # the agent's name, for people
+    manifest: str = ""  # under hooks/: the manifest of a plugin folder the hooks live in (goose)
 
 
 TARGETS: Final = {
@@ -84,6 +89,10 @@ TARGETS: Final = {
     "qwen-code": Target(
         "qwen-code", "qwen-code/settings.json", ".qwen/settings.json", False, ".qwen",
         title="Qwen Code",
+    ),
+    "goose": Target(
+        "goose", "goose/hooks.json", ".agents/plugins/bourdon/hooks/hooks.json", False,
+        ".config/goose", manifest="goose/plugin.json", title="goose",
     ),
     "copilot-cli": Target(
         "copilot-cli", "copilot-cli/bourdon.json", ".copilot/hooks/bourdon.json", True,

@@ -56,6 +56,7 @@ def remember(
     file_created: bool,
     backup: Path | None,
     dropped: Sequence[list[str]] = (),
+    dirs: Sequence[Path] = (),
 ) -> None:
     found = records(state_dir)
     where = key(path)
@@ -68,6 +69,8 @@ def remember(
         "created": kept + [p for p in created if p not in kept],
         "installed_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
         "backup": str(backup) if backup else (old or {}).get("backup"),
+        # The folders install made for the file, taken away with it when empty.
+        "dirs": list((old or {}).get("dirs") or []) + [str(d) for d in dirs],
     }
     _save(state_dir, found)
 

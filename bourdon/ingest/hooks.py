@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bourdon.errors import BourdonError, InputError, NotFoundError
-from bourdon.ingest import hookrecords
+from bourdon.ingest import hookplugin, hookrecords
 from bourdon.ingest.hookfiles import Target, agent_home, fragment, hook_command, target
 from bourdon.ingest.settingsjson import (
     dump_settings,
@@ -101,6 +101,7 @@ class Change:
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     notice: str = ""  # what the user still has to do in the agent (Codex: trust the hooks)
+    created_files: list[Path] = field(default_factory=list)  # beside it: a plugin's manifest
 
     def diff(self) -> str:
         lines = difflib.unified_diff(
@@ -241,10 +242,14 @@ def install(
         return change
     if raw is not None:
         change.backup = _backup(path, raw)
+    dirs = hookplugin.missing_dirs(path)
     _write(path, after)
+    manifest = hookplugin.add_manifest(spec, path)
+    if manifest is not None:
+        change.created_files.append(manifest)
     hookrecords.remember(
         state_dir, path, agent, created, file_created=raw is None, backup=change.backup,
-        dropped=emptied,
+        dropped=emptied, dirs=dirs,
     )  # fmt: skip
     return change
 
@@ -319,6 +324,7 @@ def uninstall(agent: str, path: Path, *, state_dir: Path, dry_run: bool = False)
         return change
     if after is None:
         _real(path).unlink()
+        hookplugin.take_away(spec, path, list((record or {}).get("dirs") or []))
     else:
         _write(path, after)
     hookrecords.forget(state_dir, path)
