@@ -88,7 +88,7 @@ class Assembler:
         self._names: dict[tuple[str, str | None], str] = {}
         # The same few files come back in thousands of sessions: each is placed once.
         self._shown: dict[tuple[str, str | None], str] = {}
-        self._placed: dict[tuple[str, tuple[str, ...], str], tuple[str, str] | None] = {}
+        self._placed: dict[tuple[str, tuple[str, ...], str], _File | None] = {}
         self._private: dict[str | None, bool] = {}
 
     def git(self, cwd: str) -> GitInfo:
@@ -158,16 +158,20 @@ class Assembler:
             if title not in focus:
                 focus.append(title)
         touched: list[str] = []
+        shown_set: set[str] = set()
         cwds = tuple(dict.fromkeys(c for c in (facts.cwd, *facts.cwds) if c))
         remotes = "\0".join(facts.remotes.get(c, "") for c in cwds) if facts.remotes else ""
-        for path in facts.edits:
+        counted = facts.session_id or f"{date}|{facts.cwd}"
+        # A file edited again in the same session adds nothing: each is counted once.
+        for path in dict.fromkeys(facts.edits):
             shown = self._shown.get((path, facts.cwd))
             if shown is None:
                 shown = clean_text(relative_path(path, facts.cwd) or path, 1024)
                 self._shown[(path, facts.cwd)] = shown
-            if shown and shown not in touched:
+            if shown and shown not in shown_set:
+                shown_set.add(shown)
                 touched.append(shown)
-            self._file(path, facts, date, private, (cwds, remotes))
+            self._file(path, facts, counted, date, private, (cwds, remotes))
         row: dict[str, Any] = {"date": date}
         if facts.session_id:
             row["session_id"] = clean_text(facts.session_id, 128)
@@ -187,6 +191,7 @@ class Assembler:
         self,
         path: str,
         facts: SessionFacts,
+        counted: str,
         date: str,
         private: bool,
         where: tuple[tuple[str, ...], str],
@@ -194,17 +199,22 @@ class Assembler:
         """Count an edited file for its project, relative to the repository (or the cwd)."""
         cwds, remotes = where  # the session's cwds, and their remotes
         key = (path, cwds, remotes)
-        if key not in self._placed:
-            self._placed[key] = self._place(path, cwds, facts)
-        placed = self._placed[key]
-        if placed is None:
-            return
-        project, rel = placed
-        entry = self.files.get((fold(project), rel))
+        if key in self._placed:
+            entry = self._placed[key]
+        else:
+            placed = self._place(path, cwds, facts)
+            entry = None
+            if placed is not None:
+                project, rel = placed
+                entry = self.files.get((fold(project), rel))
+                if entry is None:
+                    entry = self.files[(fold(project), rel)] = _File(project, rel)
+            self._placed[key] = entry
         if entry is None:
-            entry = self.files[(fold(project), rel)] = _File(project, rel)
-        entry.sessions.add(facts.session_id or f"{date}|{facts.cwd}")
-        entry.last = max(entry.last, date)
+            return
+        entry.sessions.add(counted)
+        if date > entry.last:
+            entry.last = date
         entry.private = entry.private or private
 
     def _place(
