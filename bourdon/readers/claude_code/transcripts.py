@@ -356,10 +356,7 @@ class Scan:
             if (folder / "memory").is_dir():
                 self.dirs.append((folder / "memory", folders.get(id(folder))))
         if summaries:
-            owner: dict[str, str] = {}
-            for _, part in self._parts:
-                for uuid in part.all_uuids():
-                    owner.setdefault(uuid, part.sid or "")
+            owner = self._owners({_short(leaf) for leaf, _ in summaries})
             for leaf, text in summaries:
                 found = by_id.get(owner.get(_short(leaf), ""))
                 if found is not None and found.ai_title is None:
@@ -379,6 +376,25 @@ class Scan:
             facts.edits = _unclaimed(t.edits, claimed, mains)
             out.append(facts)
         return out
+
+    def _owners(self, leaves: set[str]) -> dict[str, str]:
+        """The session of the first part holding each of ``leaves`` (record uuids, short)."""
+        owner: dict[str, str] = {}
+        if len(leaves) > 8:  # many: one pass over every uuid
+            for _, part in self._parts:
+                for uuid in part.all_uuids():
+                    owner.setdefault(uuid, part.sid or "")
+            return owner
+        # A few (the usual case): looked for in each part's saved uuids as they are. Each is
+        # 12 hex digits between spaces, so a match of 12 of them is a whole uuid.
+        wanted = set(leaves)
+        for _, part in self._parts:
+            if not wanted:
+                break
+            for uuid in [u for u in wanted if u in part.saved_uuids or u in part.uuids]:
+                owner[uuid] = part.sid or ""
+                wanted.discard(uuid)
+        return owner
 
 
 def _age(facts: SessionFacts) -> tuple[bool, float, str]:
