@@ -146,6 +146,11 @@ def row_visibility(row: Mapping[str, Any], policy: Mapping[str, Any] | None) -> 
     A tag in ``private_tags`` makes it private; else its explicit ``visibility``; else a tag in
     ``team_tags`` makes it team; else the policy default; else team, the safe direction.
     """
+    spelled = row.get("visibility")
+    if isinstance(spelled, str) and row.get("tags") is None:  # the usual row: no tags
+        known = _SPELLED.get(spelled)
+        if known is not None:
+            return known
     policy = policy or {}
     listed = _as_list(row.get("tags"))
     if not all(isinstance(tag, str) for tag in listed):
@@ -166,6 +171,10 @@ def row_visibility(row: Mapping[str, Any], policy: Mapping[str, Any] | None) -> 
     if isinstance(default, str) and default.upper() in Visibility.__members__:
         return Visibility[default.upper()]
     return Visibility.TEAM
+
+
+# A row's ``visibility`` as written: the one answer when it has no tags.
+_SPELLED: Final[dict[str, Visibility]] = {str(v): v for v in Visibility}
 
 
 def _as_list(value: object) -> list[Any]:

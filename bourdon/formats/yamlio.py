@@ -212,6 +212,10 @@ _BLOCK_UNSAFE = re.compile(
 
 RowCache = dict[int, tuple[Any, list[str]]]
 
+_MEMO_SIZE: Final = 1 << 16  # entries of each memo below, emptied when full
+_ORDERS: dict[tuple[Any, ...], list[str]] = {}
+_PLAINS: dict[str, bool] = {}
+
 
 def dump(value: Mapping[str, Any], *, cache: RowCache | None = None) -> bytes:
     """Write a mapping as stable, readable YAML (UTF-8, LF line ends, final newline).
@@ -231,7 +235,26 @@ def dump(value: Mapping[str, Any], *, cache: RowCache | None = None) -> bytes:
 
 
 def _ordered(mapping: Mapping[str, Any]) -> list[str]:
-    return sorted(mapping, key=lambda k: (_RANK.get(k, len(_RANK)), k))
+    # The rows of a manifest share a few sets of keys: each set is sorted once.
+    keys = tuple(mapping)
+    found = _ORDERS.get(keys)
+    if found is None:
+        if len(_ORDERS) >= _MEMO_SIZE:
+            _ORDERS.clear()
+        found = _ORDERS[keys] = sorted(keys, key=lambda k: (_RANK.get(k, len(_RANK)), k))
+    return found
+
+
+def _plain(text: str) -> bool:
+    """``is_plain``, remembered: keys and many values (dates, levels) repeat in every row."""
+    if len(text) > 256:  # a long text seldom comes back: not worth keeping
+        return is_plain(text)
+    found = _PLAINS.get(text)
+    if found is None:
+        if len(_PLAINS) >= _MEMO_SIZE:
+            _PLAINS.clear()
+        found = _PLAINS[text] = is_plain(text)
+    return found
 
 
 class _Emitter:
@@ -286,7 +309,7 @@ class _Emitter:
 
 def _scalar(value: Any, indent: int) -> str:
     if isinstance(value, str):
-        if is_plain(value):
+        if _plain(value):
             return value
         return _quoted(value, indent)
     if value is None:
@@ -305,7 +328,7 @@ def _scalar(value: Any, indent: int) -> str:
 def _key(key: Any) -> str:
     """A mapping key: plain, or double-quoted on one line (a key cannot be a block)."""
     text = str(key)
-    return text if is_plain(text) else _double_quoted(text)
+    return text if _plain(text) else _double_quoted(text)
 
 
 def _double_quoted(text: str) -> str:

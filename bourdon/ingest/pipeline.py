@@ -28,7 +28,6 @@ What each export leaves behind is its watermark (``bourdon.ingest.watermarks``).
 from __future__ import annotations
 
 import contextlib
-import copy
 import gc
 import socket
 import time
@@ -313,9 +312,11 @@ def _read(
 
 
 def _shape(view: Mapping[str, Any], reader: Reader, name: str) -> dict[str, Any]:
-    """The reader's view as a regeneration: this agent's id, a type, rows without ``source``."""
+    """The reader's view as a regeneration: this agent's id, a type, rows without ``source``.
+
+    Not a deep copy: the redaction that follows copies every mapping and list of it."""
     fresh: dict[str, Any] = {
-        k: copy.deepcopy(v) for k, v in view.items() if k not in ("spec_version", "last_updated")
+        k: v for k, v in view.items() if k not in ("spec_version", "last_updated")
     }
     agent = fresh.get("agent")
     agent = dict(agent) if isinstance(agent, Mapping) else {}

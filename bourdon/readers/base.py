@@ -294,9 +294,14 @@ def clean_text(value: object, limit: int = MAX_TEXT) -> str:
     """One line of readable text: no ANSI escapes or control characters, whitespace folded."""
     if not isinstance(value, str):
         return ""
-    text = _ANSI.sub("", value)
-    text = _CONTROL.sub(" ", text)
-    text = " ".join(text.split())
+    # Most text is printable with single spaces already: both patterns need a character that
+    # is not printable, and only a space can be whitespace in printable text.
+    if not value.isprintable():
+        text = " ".join(_CONTROL.sub(" ", _ANSI.sub("", value)).split())
+    elif "  " in value or value.startswith(" ") or value.endswith(" "):
+        text = " ".join(value.split())
+    else:
+        text = value
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 

@@ -322,25 +322,27 @@ class Scan:
         unknown: set[str] = set()
         folders: dict[int, str | None] = {}  # by id(): the folders are ``self.folders``
         mains = {p.sid for _, p in self._parts if p.main and p.sid}
+        counts = [0, 0, 0]  # records, skipped, too large: added to the stats once
         for folder, part in self._parts:
             records, skipped, too_large = part.counts
-            self.stats.records += records
-            self.stats.skipped += skipped
-            self.stats.too_large += too_large
+            counts[0] += records
+            counts[1] += skipped
+            counts[2] += too_large
             for what in part.unknown:
                 if what not in unknown:
                     unknown.add(what)
                     self.stats.problem(f"claude-code: skipped unknown {what}")
+            sid = part.sid
             if part.main and folders.get(id(folder)) is None:
                 folders[id(folder)] = part.folder_cwd
-            if part.sid is None:
+            if sid is None:
                 continue
-            t = by_id.get(part.sid)
+            t = by_id.get(sid)
             if t is None:
-                t = by_id[part.sid] = _Transcript(SessionFacts(part.sid))
+                t = by_id[sid] = _Transcript(SessionFacts(sid))
             t.main = t.main or part.main
             facts = t.facts
-            if part.main or part.sid not in mains:
+            if part.main or sid not in mains:
                 if facts.start is None and part.start:
                     facts.start = datetime.fromisoformat(part.start)
                 for cwd in part.cwds:
@@ -349,17 +351,20 @@ class Scan:
                 t.inherited_start = datetime.fromisoformat(part.inherited_start)
             t.custom_title = part.custom_title or t.custom_title
             t.ai_title = part.ai_title or t.ai_title
-            summaries.extend(part.summaries)
-            t.prompts.extend(part.prompts)
-            t.edits.extend(part.edits)
+            if part.summaries:
+                summaries.extend(part.summaries)
+            if part.prompts:
+                t.prompts.extend(part.prompts)
+            if part.edits:
+                t.edits.extend(part.edits)
+        self.stats.records += counts[0]
+        self.stats.skipped += counts[1]
+        self.stats.too_large += counts[2]
         for folder in self.folders:
             if (folder / "memory").is_dir():
                 self.dirs.append((folder / "memory", folders.get(id(folder))))
         if summaries:
-            owner: dict[str, str] = {}
-            for _, part in self._parts:
-                for uuid in part.all_uuids():
-                    owner.setdefault(uuid, part.sid or "")
+            owner = self._owners({_short(leaf) for leaf, _ in summaries})
             for leaf, text in summaries:
                 found = by_id.get(owner.get(_short(leaf), ""))
                 if found is not None and found.ai_title is None:
@@ -379,6 +384,25 @@ class Scan:
             facts.edits = _unclaimed(t.edits, claimed, mains)
             out.append(facts)
         return out
+
+    def _owners(self, leaves: set[str]) -> dict[str, str]:
+        """The session of the first part holding each of ``leaves`` (record uuids, short)."""
+        owner: dict[str, str] = {}
+        if len(leaves) > 8:  # many: one pass over every uuid
+            for _, part in self._parts:
+                for uuid in part.all_uuids():
+                    owner.setdefault(uuid, part.sid or "")
+            return owner
+        # A few (the usual case): looked for in each part's saved uuids as they are. Each is
+        # 12 hex digits between spaces, so a match of 12 of them is a whole uuid.
+        wanted = set(leaves)
+        for _, part in self._parts:
+            if not wanted:
+                break
+            for uuid in [u for u in wanted if u in part.saved_uuids or u in part.uuids]:
+                owner[uuid] = part.sid or ""
+                wanted.discard(uuid)
+        return owner
 
 
 def _age(facts: SessionFacts) -> tuple[bool, float, str]:

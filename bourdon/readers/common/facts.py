@@ -76,7 +76,9 @@ class Assembler:
 
     def __init__(self, ctx: ReaderContext) -> None:
         self.ctx = ctx
-        self.sessions: list[tuple[datetime | None, str, dict[str, Any]]] = []
+        # (start, id, row, facts, private): a row is finished (prompts, files) only when
+        # the cap keeps it (``manifest``), most of a large store's sessions are left out.
+        self.sessions: list[tuple[datetime | None, str, dict[str, Any], SessionFacts, bool]] = []
         self.projects: dict[str, _Project] = {}
         self.files: dict[tuple[str, str], _File] = {}
         self.entities: list[dict[str, Any]] = []
@@ -88,7 +90,7 @@ class Assembler:
         self._names: dict[tuple[str, str | None], str] = {}
         # The same few files come back in thousands of sessions: each is placed once.
         self._shown: dict[tuple[str, str | None], str] = {}
-        self._placed: dict[tuple[str, tuple[str, ...], str], tuple[str, str] | None] = {}
+        self._placed: dict[tuple[str, tuple[str, ...], str], _File | None] = {}
         self._private: dict[str | None, bool] = {}
 
     def git(self, cwd: str) -> GitInfo:
@@ -157,17 +159,12 @@ class Assembler:
         for title in facts.titles:
             if title not in focus:
                 focus.append(title)
-        touched: list[str] = []
         cwds = tuple(dict.fromkeys(c for c in (facts.cwd, *facts.cwds) if c))
         remotes = "\0".join(facts.remotes.get(c, "") for c in cwds) if facts.remotes else ""
-        for path in facts.edits:
-            shown = self._shown.get((path, facts.cwd))
-            if shown is None:
-                shown = clean_text(relative_path(path, facts.cwd) or path, 1024)
-                self._shown[(path, facts.cwd)] = shown
-            if shown and shown not in touched:
-                touched.append(shown)
-            self._file(path, facts, date, private, (cwds, remotes))
+        counted = facts.session_id or f"{date}|{facts.cwd}"
+        # A file edited again in the same session adds nothing: each is counted once.
+        for path in dict.fromkeys(facts.edits):
+            self._file(path, facts, counted, date, private, (cwds, remotes))
         row: dict[str, Any] = {"date": date}
         if facts.session_id:
             row["session_id"] = clean_text(facts.session_id, 128)
@@ -175,18 +172,32 @@ class Assembler:
             row["cwd"] = control_free(facts.cwd)[:512]
         if focus:
             row["project_focus"] = focus[:16]
+        self.sessions.append((facts.start, facts.session_id, row, facts, private))
+
+    def _finish(self, row: dict[str, Any], facts: SessionFacts, private: bool) -> None:
+        """A session row's prompts, files touched and visibility (for the rows kept)."""
+        touched: list[str] = []
+        shown_set: set[str] = set()
+        for path in dict.fromkeys(facts.edits):
+            shown = self._shown.get((path, facts.cwd))
+            if shown is None:
+                shown = clean_text(relative_path(path, facts.cwd) or path, 1024)
+                self._shown[(path, facts.cwd)] = shown
+            if shown and shown not in shown_set:
+                shown_set.add(shown)
+                touched.append(shown)
         actions = key_actions(facts.titles, facts.prompts)
         if actions:
             row["key_actions"] = actions
         if touched:
             row["files_touched"] = touched[:50]
         row["visibility"] = self.ctx.shared(private, prompts=bool(actions))
-        self.sessions.append((facts.start, facts.session_id, row))
 
     def _file(
         self,
         path: str,
         facts: SessionFacts,
+        counted: str,
         date: str,
         private: bool,
         where: tuple[tuple[str, ...], str],
@@ -194,17 +205,22 @@ class Assembler:
         """Count an edited file for its project, relative to the repository (or the cwd)."""
         cwds, remotes = where  # the session's cwds, and their remotes
         key = (path, cwds, remotes)
-        if key not in self._placed:
-            self._placed[key] = self._place(path, cwds, facts)
-        placed = self._placed[key]
-        if placed is None:
-            return
-        project, rel = placed
-        entry = self.files.get((fold(project), rel))
+        if key in self._placed:
+            entry = self._placed[key]
+        else:
+            placed = self._place(path, cwds, facts)
+            entry = None
+            if placed is not None:
+                project, rel = placed
+                entry = self.files.get((fold(project), rel))
+                if entry is None:
+                    entry = self.files[(fold(project), rel)] = _File(project, rel)
+            self._placed[key] = entry
         if entry is None:
-            entry = self.files[(fold(project), rel)] = _File(project, rel)
-        entry.sessions.add(facts.session_id or f"{date}|{facts.cwd}")
-        entry.last = max(entry.last, date)
+            return
+        entry.sessions.add(counted)
+        if date > entry.last:
+            entry.last = date
         entry.private = entry.private or private
 
     def _place(
@@ -272,10 +288,12 @@ class Assembler:
         )
         sessions: list[dict[str, Any]] = []
         keys: set[tuple[str, str, str]] = set()
-        for _, _, row in ordered:
+        for _, _, row, facts, private in ordered:
             key = (row["date"], row.get("cwd", ""), row.get("session_id", ""))
             if key not in keys:
                 keys.add(key)
+                if len(sessions) < MAX_SESSIONS:
+                    self._finish(row, facts, private)
                 sessions.append(row)
         entities = _unique_entities([*self._project_rows(), *self._file_rows(), *self.entities])
         if stats is not None:
