@@ -154,7 +154,8 @@ def tour(root: Path) -> None:
 
     step("6. The MCP server: `bourdon serve` answers any MCP client (here over stdio)")
     ask_the_server(root)
-    print("\nTry it on your own library: bourdon --help")
+    print("\nWire the agents here to bourdon: bourdon setup (--dry-run shows each change)")
+    print("Every command: bourdon --help")
 
 
 def ask_the_server(root: Path) -> None:
