@@ -193,6 +193,8 @@ LIVE_ROWS = (
     ' (\'20260309_9\', \'user\', \'[{"type": "text", "text": "still being written"}]\','
     " 1773054000)",
 )
+
+
 @pytest.fixture
 def live(tmp_path: Path) -> Iterator[Path]:
     """The fixture store with a writer holding sessions.db open in WAL mode, uncheckpointed."""
