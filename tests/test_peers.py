@@ -285,20 +285,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     not (so only federation_hop=1 keeps C from asking A when B asks it).
     """
     base = tmp_path_factory.mktemp("peers")
-    pair = make_nodes(base, "ab", "pair")
-    link(pair["a"], pair["b"], how="yaml", marked_peer=True)
-    link(pair["b"], pair["a"], how="flag", marked_peer=True)
-    tri = make_nodes(base, "abc", "tri")
-    link(tri["a"], tri["b"], how="flag", marked_peer=True)
-    link(tri["b"], tri["c"], how="flag", marked_peer=False)
-    link(tri["c"], tri["a"], how="flag", marked_peer=True)
-    nodes = [*pair.values(), *tri.values()]
-    for node in nodes:  # generous deadlines: the topology must not depend on the box's load
-        node.args += ["--peer-deadline", "20", "--recognition-deadline", "20"]
     procs: list[subprocess.Popen[bytes]] = []
+    nodes: list[Node] = []
     try:
-        for node in nodes:
-            node.start()
+        # The fakes bind their ports (the kernel's pick) before the servers' ports are chosen,
+        # so no fake can take a port a server was given but has not bound yet.
         raw, ports = start_fake(["raw"], base / "raw.log")
         procs.append(raw)
         hostile_log = base / "hostile.jsonl"
@@ -309,7 +300,18 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
                                  base / "weird.log")
         procs.append(weird)
         ports["weird"] = more["hostile"]
-        ports["refuse"] = free_port()  # bound once, then closed: nothing listens there
+        pair = make_nodes(base, "ab", "pair")
+        link(pair["a"], pair["b"], how="yaml", marked_peer=True)
+        link(pair["b"], pair["a"], how="flag", marked_peer=True)
+        tri = make_nodes(base, "abc", "tri")
+        link(tri["a"], tri["b"], how="flag", marked_peer=True)
+        link(tri["b"], tri["c"], how="flag", marked_peer=False)
+        link(tri["c"], tri["a"], how="flag", marked_peer=True)
+        nodes = [*pair.values(), *tri.values()]
+        for node in nodes:  # generous deadlines: the topology must not depend on the box's load
+            node.args += ["--peer-deadline", "20", "--recognition-deadline", "20"]
+        for node in nodes:
+            node.start()
         deadline = time.monotonic() + STARTUP
         waiting = [*nodes]
         while waiting:
@@ -317,6 +319,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             waiting = [n for n in waiting if not n.listening()]
             if waiting:
                 time.sleep(0.1)
+        # Bound once, then closed: nothing listens there (chosen once every server holds its own).
+        ports["refuse"] = free_port()
         yield World(pair, tri, Fakes(ports, hostile_log, procs))
     finally:
         for node in nodes:
