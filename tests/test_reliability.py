@@ -96,13 +96,25 @@ def assert_worktree_equals_head(root: Path) -> None:
 def leftovers(root: Path) -> list[str]:
     """Temp and lock files a crash may leave: none may survive a reopen."""
     found: list[str] = []
-    for path in root.rglob("*.tmp"):
+    # os.walk, not rglob: git's background packing may remove an objects folder mid-walk.
+    tmp_files = (
+        Path(folder, name)
+        for folder, _, names in os.walk(root)
+        for name in names
+        if name.endswith(".tmp")
+    )
+    for path in tmp_files:
         rel = path.relative_to(root)
         if rel.parts[0] == ".git" and rel.parts[1:2] == ("objects",) and "pack" in rel.parts:
             continue  # git's own pack temporaries
         found.append(rel.as_posix())
     git_dir = root / ".git"
-    found += [p.relative_to(root).as_posix() for p in git_dir.glob("objects/??/tmp_obj_*")]
+    found += [
+        Path(folder, name).relative_to(root).as_posix()
+        for folder, _, names in os.walk(git_dir / "objects")
+        for name in names
+        if name.startswith("tmp_obj_")
+    ]
     found += [p.relative_to(root).as_posix() for p in git_dir.glob("*.lock")]
     found += [p.relative_to(root).as_posix() for p in (git_dir / "refs").rglob("*.lock")]
     return sorted(found)
