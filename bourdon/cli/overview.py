@@ -17,7 +17,7 @@ GROUPS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
     ("Writing", ("commit", "forget", "purge", "staging")),
     ("Library", ("show", "history", "diff", "explain", "rollback", "trace", "validate")),
     ("Agents & hooks", ("readers", "export", "export-all", "hooks", "hook")),
-    ("Server", ("serve", "member", "audit")),
+    ("Server", ("serve", "ui", "member", "audit")),
     ("Federation & peers", ("peers", "remote", "sync")),
     ("Maintenance", ("status", "doctor", "completion")),
 )

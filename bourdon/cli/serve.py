@@ -1,4 +1,6 @@
-"""``bourdon serve``: the MCP server over stdio (default) or streamable HTTP."""
+"""``bourdon serve``: the MCP server over stdio (default) or streamable HTTP; ``bourdon ui``:
+the same HTTP server, printing a one-time link that logs the local operator in to its web
+view (``/ui/``, where members log in with their token)."""
 
 from __future__ import annotations
 
@@ -24,10 +26,20 @@ def register(sub: Any) -> None:
         "--transport",
         choices=("stdio", "http"),
         default="stdio",
-        help="stdio (default: one agent starts it) or http (streamable HTTP, many callers)",
+        help="stdio (default: one agent starts it) or http (streamable HTTP, many callers, "
+        "and the web view at /ui/)",
     )
+    add_serving_options(p, port=7500)
+    p.set_defaults(func=cmd_serve)
+    ui = sub.add_parser("ui", help="serve the web view and print a one-time login link")
+    add_serving_options(ui, port=7510)
+    ui.set_defaults(func=cmd_ui)
+
+
+def add_serving_options(p: argparse.ArgumentParser, port: int) -> None:
+    """The options of ``serve`` that ``ui`` shares (all but ``--transport``)."""
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=7500, help="HTTP port (default 7500)")
+    p.add_argument("--port", type=int, default=port, help=f"HTTP port (default {port})")
     p.add_argument("--quiet", action="store_true", help="do not print the 'serving' line")
     p.add_argument(
         "--peer",
@@ -116,10 +128,17 @@ def register(sub: Any) -> None:
         action="store_true",
         help="do not watch agents/ for edits (commits are still seen on each call)",
     )
-    p.set_defaults(func=cmd_serve)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    return run(args, http=args.transport == "http")
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    return run(args, http=True, operator_link=True)
+
+
+def run(args: argparse.Namespace, *, http: bool, operator_link: bool = False) -> int:
     from bourdon.access.trust import MemberRegistry
     from bourdon.cli.shared import home_path as home
     from bourdon.serve import launch
@@ -133,7 +152,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"--http-timeout must be more than 0 and at most 3600, got {args.http_timeout:g}"
         )
     backoff = launch.peer_backoff(args.peer_backoff, args.peer_backoff_max)
-    http = args.transport == "http"
     door = launch.Door(
         args.host,
         args.port,
@@ -178,7 +196,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         launch.serve_stdio(server)
         return 0
     serving = f"serving {root} ({output.plural(agents, 'agent')}{skipped_note})"
-    launch.serve_http(server, door, registry, say, serving)
+    launch.serve_http(server, door, registry, say, serving, operator_link=operator_link)
     return 0
 
 

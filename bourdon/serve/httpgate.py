@@ -26,10 +26,11 @@ accepted as the reference Bourdon accepts them: a host matches with any port and
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import math
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping
 from fnmatch import fnmatchcase
 from typing import Any, Final
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -48,6 +49,7 @@ Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MAX_BODY: Final = 1024 * 1024
+WEB_PREFIX: Final = "/ui"  # the web view's pages (serve.web), behind the same checks
 _QUERY_SECRETS: Final = {"token", "access_token", "bearer", "auth", "authorization", "key"}
 
 _CALLER: contextvars.ContextVar[Caller | None] = contextvars.ContextVar(
@@ -58,6 +60,16 @@ _CALLER: contextvars.ContextVar[Caller | None] = contextvars.ContextVar(
 def current_caller() -> Caller:
     """The caller of the running request: the HTTP member, else the local operator (stdio)."""
     return _CALLER.get() or Caller.operator()
+
+
+@contextlib.contextmanager
+def acting_as(caller: Caller) -> Iterator[None]:
+    """Run the tools called inside as ``caller`` (the web view's session)."""
+    reset = _CALLER.set(caller)
+    try:
+        yield
+    finally:
+        _CALLER.reset(reset)
 
 
 def allowed_hosts(host: str, port: int) -> set[str]:
@@ -119,8 +131,10 @@ class HttpGate:
         extra_hosts: Iterable[str] = (),
         extra_origins: Iterable[str] = (),
         stream_idle: float = math.inf,
+        web: App | None = None,
     ) -> None:
         self.app = app
+        self.web = web
         self.stream_idle = stream_idle
         self.registry = registry
         self.audit = audit
@@ -143,6 +157,11 @@ class HttpGate:
             status, message = refusal
             self.record(scope, "anonymous", status, message)
             await _respond(send, status, message)
+            return
+        if self.web is not None and _is_web(scope):
+            # The web view checks its own session cookie and CSRF token; Host, Origin, token
+            # in the URL and body size were checked above, as for MCP.
+            await self.web(scope, receive, send)
             return
         if self.allow_unauthenticated and "authorization" not in headers:
             await self.serve(Caller.anonymous(), scope, receive, send)
@@ -263,6 +282,11 @@ async def _with_idle_limit(
         raise failure
     if idled and not state["done"]:
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _is_web(scope: Scope) -> bool:
+    path = str(scope.get("path", ""))
+    return path == "/" or path == WEB_PREFIX or path.startswith(WEB_PREFIX + "/")
 
 
 def _bearer(header: str) -> str | None:

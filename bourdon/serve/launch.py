@@ -127,13 +127,22 @@ def listen(door: Door) -> socket.socket:
 
 
 def serve_http(
-    server: Any, door: Door, registry: Any, say: Callable[[str], None], serving: str
+    server: Any,
+    door: Door,
+    registry: Any,
+    say: Callable[[str], None],
+    serving: str,
+    *,
+    operator_link: bool = False,
 ) -> None:
+    """Serve MCP at ``/mcp`` and the web view at ``/ui/``; with ``operator_link`` (``bourdon
+    ui``), print a one-time link that logs the local operator in to the web view."""
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
     from bourdon.serve.httpconn import MAX_HEAD, timed_protocol
     from bourdon.serve.httpgate import MAX_BODY, HttpGate
+    from bourdon.serve.web.app import WebApp
 
     guard = server.bourdon_guard
     app = server.streamable_http_app(
@@ -156,6 +165,7 @@ def serve_http(
         extra_hosts=door.allowed_hosts,
         extra_origins=door.allowed_origins,
         stream_idle=door.timeout,
+        web=(web := WebApp(server, registry)),
     )
     sock = listen(door)
     members = registry.active_count()
@@ -166,6 +176,15 @@ def serve_http(
         access = f"tokens required{hint}"
     active = f"{members} active member{'' if members == 1 else 's'}"
     say(f"{serving} at http://{door.host}:{door.port}/mcp, {active}, {access}")
+    base = f"http://{door.host}:{door.port}/ui"
+    if operator_link:
+        # Printed even with --quiet: without it nobody can log in as the operator.
+        print(
+            f"open {base}/login/{web.sessions.login_code()} to log in as the local operator "
+            "(the link works once, for 10 minutes); members log in with their token at "
+            f"{base}/login",
+            flush=True,
+        )
     config = uvicorn.Config(
         gate,
         host=door.host,
