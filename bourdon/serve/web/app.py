@@ -10,6 +10,7 @@ tool's status.
 from __future__ import annotations
 
 import hmac
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -29,6 +30,8 @@ from bourdon.serve.web.view import ToolFailed, View
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
+
+log = logging.getLogger("bourdon.web")
 
 PREFIX: Final = "/ui"
 Handler = Callable[[View], Awaitable[Response]]
@@ -125,6 +128,7 @@ class WebApp:
     def render(
         self, view: View | None, template: str, status: int = 200, **context: Any
     ) -> Response:
+        context.setdefault("active", "")
         html = self.env.get_template(template).render(
             view=view,
             session=view.session if view else None,
@@ -167,6 +171,9 @@ class WebApp:
                 return await page.handler(view)
             except ToolFailed as failed:
                 return self.error(view, failed.status, failed.message)
+            except Exception:
+                log.exception("the web view failed to answer %s", request.url.path)
+                return self.error(view, 500, "bourdon failed to show this page; the log says why")
 
         return endpoint
 
