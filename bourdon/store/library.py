@@ -509,7 +509,7 @@ class Library:
         staged, asked = self._staged_rows(caller, agent_id)
         live: dict[str, Any] | None = None
         with contextlib.suppress(NotFoundError):
-            live = self.read(agent_id).data
+            live = dict(self.read(agent_id).data)
         compute = changes.promoting(clean(staged) if clean else staged, forgotten=asked)
         return live, compute(live)[0]
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import closing
-from pathlib import Path
 
 import httpx2
 import pytest
@@ -25,6 +24,7 @@ def _entity(name: str, summary: str, visibility: str = "team") -> dict[str, str]
 
 
 def _commit(library: Library, caller: str, session: str, *rows: dict[str, str]) -> str:
+    """A write to AGENT by ``caller`` in ``session``; its commit."""
     change = manifest(AGENT, known_entities=list(rows))
     who = Provenance(caller=caller, session=session, transcript=f"transcripts/{session}.jsonl")
     result = library.commit(AGENT, change, provenance=who)
@@ -50,6 +50,8 @@ def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[UiServer, dic
     library.commit(  # another agent, which a member granted only atlas-bot never sees
         "other-bot", manifest("other-bot", known_entities=[_entity("ungranted-row", "x")])
     )
+    bulk = [_entity(f"bulk-{i:02d}", f"row {i}") for i in range(60)]
+    commits["bulk"] = library.commit("bulk-bot", manifest("bulk-bot", known_entities=bulk)).version
     library.close()
     (base / "user").mkdir()
     server = UiServer(base / "lib", base / "user")
@@ -97,9 +99,9 @@ def test_the_history_of_every_agent_merges_them_newest_first(
     operator: httpx2.Client,
 ) -> None:
     rows = _rows(operator.get("/ui/history").text)
-    assert len(rows) == 4
-    assert sum("other-bot" in r for r in rows) == 1
-    ours = [r for r in rows if "other-bot" not in r]
+    assert len(rows) == 5
+    assert sum("other-bot" in r for r in rows) == 1 and sum("bulk-bot" in r for r in rows) == 1
+    ours = [r for r in rows if AGENT in r]
     assert [c in r for r, c in zip(ours, ("carol", "bob", "alice"), strict=True)] == [True] * 3
 
 
@@ -108,9 +110,7 @@ def test_at_team_the_operator_is_not_told_a_private_row_was_added(
 ) -> None:
     team = _rows(operator.get("/ui/history", params={"agent": AGENT}).text)
     assert "merge atlas-bot: +0 ~0 -0 rows" in team[0]
-    private = _rows(
-        operator.get("/ui/history", params={"agent": AGENT, "level": "private"}).text
-    )
+    private = _rows(operator.get("/ui/history", params={"agent": AGENT, "level": "private"}).text)
     assert "merge atlas-bot: +1 ~0 -0 rows" in private[0]
     assert "level=private" in private[0]  # its links keep the level
 
@@ -189,3 +189,16 @@ def test_history_needs_a_session(ui: tuple[UiServer, dict[str, str]]) -> None:
         diff = anonymous.get(f"/ui/history/{AGENT}/{ui[1]['third']}", params={"level": "private"})
     assert page.status_code == 303 and page.headers["location"].endswith("/ui/login")
     assert diff.status_code == 303 and CANARY not in diff.text
+
+
+def test_a_large_diff_lists_its_first_rows_and_counts_them_all(
+    ui: tuple[UiServer, dict[str, str]], operator: httpx2.Client
+) -> None:
+    path = f"/ui/history/bulk-bot/{ui[1]['bulk']}"
+    short = operator.get(path).text
+    assert short.count('<li class="added">') == 50
+    assert "60 added, 0 changed, 0 removed" in short
+    assert "10 more rows not listed here." in short
+    assert "bulk-59" not in short
+    every = operator.get(path, params={"rows": "all"}).text
+    assert every.count('<li class="added">') == 60 and "bulk-59" in every

@@ -9,17 +9,19 @@ the staging review's diff too.
 
 from __future__ import annotations
 
+import functools
 import heapq
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from starlette.responses import Response
 
-from bourdon.access.visibility import filter_manifest
+from bourdon.access.homebound import stays_home
 from bourdon.errors import NotFoundError
-from bourdon.model import ROW_SECTIONS, Manifest, Visibility, row_key, row_visibility
 from bourdon.merge.twoway import label
+from bourdon.model import ROW_SECTIONS, Manifest, Visibility, row_key, row_visibility
 from bourdon.query.tracediff import UNCOMPARED
 from bourdon.serve.caller import scope_of
 from bourdon.serve.web.app import PREFIX, Page
@@ -28,6 +30,7 @@ from bourdon.serve.writes import history as versions
 from bourdon.store.library import Library
 
 PER_PAGE: Final = 20
+SHOWN_ROWS: Final = 50  # rows of one section listed on a diff (all are counted)
 MAX_VERSIONS: Final = versions.MAX_VERSIONS  # the tool lists at most this many per agent
 SECTION_TITLES: Final = {
     "known_entities": "Entities",
@@ -57,15 +60,33 @@ class RowChange:
     fields: list[FieldChange]
 
 
+@dataclass(frozen=True)
+class SectionDiff:
+    """One section's changed rows: the first ``SHOWN_ROWS`` of them, and how many in all."""
+
+    section: str
+    title: str
+    rows: list[RowChange]
+    counts: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def more(self) -> int:
+        return self.total - len(self.rows)
+
+
 @dataclass
 class Diff:
     """What changed from one manifest to another, as a reader at one level may see it."""
 
-    sections: list[tuple[str, str, list[RowChange]]] = field(default_factory=list)
+    sections: list[SectionDiff] = field(default_factory=list)
     agent: list[FieldChange] = field(default_factory=list)
 
     def count(self, kind: str) -> int:
-        return sum(1 for _, _, rows in self.sections for r in rows if r.kind == kind)
+        return sum(s.counts[kind] for s in self.sections)
 
     @property
     def empty(self) -> bool:
@@ -83,50 +104,101 @@ def shown(value: Any) -> str:
     return str(value)
 
 
+def _differs(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    return any(old.get(k) != new.get(k) for k in old.keys() | new.keys() if k not in UNCOMPARED)
+
+
 def _fields(before: Any, after: Any) -> list[FieldChange]:
-    old = before if isinstance(before, dict) else {}
-    new = after if isinstance(after, dict) else {}
+    old = before if isinstance(before, Mapping) else {}
+    new = after if isinstance(after, Mapping) else {}
     return [
         FieldChange(key, shown(old.get(key)), shown(new.get(key)))
-        for key in sorted(set(old) | set(new), key=str)
+        for key in sorted(old.keys() | new.keys(), key=str)
         if key not in UNCOMPARED and old.get(key) != new.get(key)
     ]
 
 
+def _rows(data: Mapping[str, Any], section: str) -> dict[tuple[str, ...], Mapping[str, Any]]:
+    rows = data.get(section)
+    if not isinstance(rows, list):
+        return {}
+    return {row_key(section, r): r for r in rows if isinstance(r, Mapping)}
+
+
 def row_diff(
-    before: dict[str, Any] | None, after: dict[str, Any] | None, level: int, keep_home: bool
+    before: Mapping[str, Any] | None,
+    after: Mapping[str, Any] | None,
+    level: int,
+    keep_home: bool,
+    limit: int | None = SHOWN_ROWS,
 ) -> Diff:
     """Rows added, changed (field by field) and removed from ``before`` to ``after``, by
-    section, with every row above ``level`` left out of both sides first: a hidden row is
-    neither listed nor counted."""
+    section, as a reader at ``level`` sees both sides: a hidden row is neither listed nor
+    counted, and a row that became hidden reads as removed (as ``explain_memory_change``
+    has it). ``limit``: rows listed per section (all are counted).
+    """
+    old, new = before or {}, after or {}
+    old_policy, new_policy = Manifest(old).policy, Manifest(new).policy
     seen = Visibility(level)
-    old = filter_manifest(before, seen, keep_home=keep_home) if before else {}
-    new = filter_manifest(after, seen, keep_home=keep_home) if after else {}
+
+    def visible(section: str, row: Mapping[str, Any] | None, policy: Any) -> bool:
+        return (
+            row is not None
+            and row_visibility(row, policy) <= seen
+            and not (keep_home and stays_home(section, row))
+        )
+
     diff = Diff(agent=_fields(old.get("agent"), new.get("agent")))
+    # A row equal on both sides is unchanged for every reader, unless the policy that decides
+    # its visibility changed: then each one is looked at.
+    same_policy = old_policy == new_policy
     for section in ROW_SECTIONS:
-        rows_before = {row_key(section, r): r for r in old.get(section) or []}
-        rows_after = {row_key(section, r): r for r in new.get(section) or []}
-        policy = Manifest(new or old).policy
-        out = []
-        for key, row in rows_after.items():
-            if key not in rows_before:
-                out.append(_row("added", section, row, policy, _fields({}, row)))
-            elif rows_before[key] != row:
-                changed = _fields(rows_before[key], row)
-                if changed:
-                    out.append(_row("changed", section, row, policy, changed))
-        for key, row in rows_before.items():
-            if key not in rows_after:
-                out.append(_row("removed", section, row, Manifest(old).policy, []))
-        if out:
-            diff.sections.append((section, SECTION_TITLES.get(section, section), out))
+        rows_before, rows_after = _rows(old, section), _rows(new, section)
+        counts = {"added": 0, "changed": 0, "removed": 0}
+        listed: list[RowChange] = []
+        for key in [*rows_after, *(k for k in rows_before if k not in rows_after)]:
+            was, now = rows_before.get(key), rows_after.get(key)
+            if same_policy and was is not None and was == now:
+                continue
+            saw = was if visible(section, was, old_policy) else None
+            sees = now if visible(section, now, new_policy) else None
+            kind = _kind(saw, sees)
+            if kind is None:
+                continue
+            counts[kind] += 1
+            if limit is None or len(listed) < limit:
+                listed.append(_described(kind, section, saw, sees, (old_policy, new_policy)))
+        if any(counts.values()):
+            title = SECTION_TITLES.get(section, section)
+            diff.sections.append(SectionDiff(section, title, listed, counts))
     return diff
 
 
-def _row(
-    kind: str, section: str, row: dict[str, Any], policy: Any, fields: list[FieldChange]
+def _kind(was: Mapping[str, Any] | None, now: Mapping[str, Any] | None) -> str | None:
+    """How a row changed between its two visible sides (``None``: hidden or absent)."""
+    if was is None:
+        return None if now is None else "added"
+    if now is None:
+        return "removed"
+    return "changed" if _differs(was, now) else None
+
+
+def _described(
+    kind: str,
+    section: str,
+    was: Mapping[str, Any] | None,
+    now: Mapping[str, Any] | None,
+    policies: tuple[Any, Any],
 ) -> RowChange:
-    return RowChange(kind, label(section, row), str(row_visibility(row, policy)), fields)
+    """A listed row: the removed one as it was, else as it is now with what changed."""
+    if kind == "removed" or now is None:
+        row = was or {}
+        return RowChange(kind, label(section, row), _vis(row, policies[0]), [])
+    return RowChange(kind, label(section, now), _vis(now, policies[1]), _fields(was or {}, now))
+
+
+def _vis(row: Mapping[str, Any], policy: Any) -> str:
+    return str(row_visibility(row, policy))
 
 
 # -- links -----------------------------------------------------------------------------------
@@ -145,7 +217,13 @@ def link(view: View, path: str, **params: Any) -> str:
     return PREFIX + path + ("?" + urlencode(query) if query else "")
 
 
+def row_limit(view: View) -> int | None:
+    """Rows listed per section of a diff: ``SHOWN_ROWS``, or all of them with ``?rows=all``."""
+    return None if view.request.query_params.get("rows") == "all" else SHOWN_ROWS
+
+
 def library_of(view: View) -> Library:
+    """The library the tools read (the guard's)."""
     return view.server.bourdon_guard.library  # type: ignore[attr-defined,no-any-return]
 
 
@@ -171,9 +249,7 @@ async def _versions(
         await view.read(
             "list_memory_versions",
             agent_id,
-            lambda caller, decision: versions.list_memory_versions(
-                library, agent_id, count, level
-            ),
+            lambda caller, decision: versions.list_memory_versions(library, agent_id, count, level),
         )
     )
 
@@ -203,7 +279,7 @@ async def history_page(view: View) -> Response:
     more = more or len(rows) > wanted
     shown_rows = rows[(page - 1) * PER_PAGE : wanted]
     for row in shown_rows:
-        row["href"] = link(view, f"/history/{row['agent_id']}/{row['version_id']}")
+        row["href"] = link(view, f"/history/{quote(row['agent_id'])}/{row['version_id']}")
         row["agent_href"] = link(view, "/history", agent=row["agent_id"])
     older = link(view, "/history", agent=agent, page=page + 1) if more else None
     if older and page + 1 > MAX_VERSIONS // PER_PAGE:
@@ -238,11 +314,12 @@ async def commit_page(view: View) -> Response:
             raise NotFoundError(
                 f"{agent_id!r} has no version {version_id!r}; its history lists the ones it has"
             )
-        version = every[at]
-        before = _data(library, agent_id, every[at + 1].version_id) if at + 1 < len(every) else None
-        after = _data(library, agent_id, version.version_id)
+        parent = every[at + 1].version_id if at + 1 < len(every) else None
         keep_home = scope_of(caller).keep_home
-        return {"version": version, "diff": row_diff(before, after, level, keep_home)}
+        diff = _commit_diff(
+            library, agent_id, parent, version_id, level, keep_home, row_limit(view)
+        )
+        return {"version": every[at], "diff": diff}
 
     # Under explain_memory_change's rule: this page says what one write changed, as it does.
     answer = await view.read("explain_memory_change", agent_id, work)
@@ -255,14 +332,31 @@ async def commit_page(view: View) -> Response:
         diff=diff,
         counts={k: diff.count(k) for k in ("added", "changed", "removed")},
         agent_href=link(view, "/history", agent=agent_id),
-        agent_page=link(view, f"/agents/{agent_id}"),
+        agent_page=link(view, f"/agents/{quote(agent_id)}"),
+        all_href=link(view, f"/history/{quote(agent_id)}/{quote(version_id)}", rows="all"),
     )
+
+
+@functools.lru_cache(
+    maxsize=256
+)  # two versions never change: what one reader sees between them neither
+def _commit_diff(
+    library: Library,
+    agent_id: str,
+    parent: str | None,
+    version_id: str,
+    level: int,
+    keep_home: bool,
+    limit: int | None,
+) -> Diff:
+    before = _data(library, agent_id, parent) if parent else None
+    return row_diff(before, _data(library, agent_id, version_id), level, keep_home, limit)
 
 
 def _data(library: Library, agent_id: str, version_id: str) -> dict[str, Any] | None:
     """The manifest at a version; ``None`` where the version removed it."""
     try:
-        return library.read(agent_id, version_id).data
+        return dict(library.read(agent_id, version_id).data)
     except NotFoundError:
         return None
 

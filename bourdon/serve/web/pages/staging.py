@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, Final
+from typing import Final
 from urllib.parse import quote
 
 from starlette.responses import RedirectResponse, Response
@@ -26,9 +26,10 @@ from bourdon.serve.caller import audience_of, scope_of
 from bourdon.serve.httpgate import acting_as
 from bourdon.serve.web.app import Page
 from bourdon.serve.web.filters import plural
-from bourdon.serve.web.pages.history import library_of, link, page_level, row_diff
+from bourdon.serve.web.pages.history import library_of, link, page_level, row_diff, row_limit
 from bourdon.serve.web.view import View, _answer
 from bourdon.status import sections
+from bourdon.store.library import Library
 from bourdon.store.staging import StagedWrite, staged_caller
 
 MAX_NOTICES: Final = 256
@@ -83,7 +84,7 @@ async def staging_list(view: View) -> Response:
     )
 
 
-def _staged(library: Any, agent_id: str, member: str | None) -> StagedWrite:
+def _staged(library: Library, agent_id: str, member: str | None) -> StagedWrite:
     """The staged write of ``member`` (or the only one) for ``agent_id``."""
     staged = library.staged()
     try:
@@ -107,7 +108,8 @@ async def staged_page(view: View) -> Response:
             raise ForbiddenError("only the operator reviews another member's staged write")
         live, promoted = library.promotion(staged.caller, agent_id, clean=redacted)
         keep_home = scope_of(caller).keep_home
-        return {"staged": staged, "diff": row_diff(live, promoted, level, keep_home)}
+        diff = row_diff(live, promoted, level, keep_home, row_limit(view))
+        return {"staged": staged, "diff": diff}
 
     # Under query_agent_memory's rule for the agent: the diff shows its live rows.
     answer = await view.read("query_agent_memory", agent_id, work)
@@ -122,6 +124,7 @@ async def staged_page(view: View) -> Response:
         promote_action=base + "/promote",
         reject_action=base + "/reject",
         back=link(view, "/staging"),
+        all_href=link(view, f"/staging/{quote(agent_id)}", member=staged.caller, rows="all"),
     )
 
 
@@ -137,12 +140,12 @@ async def _write(view: View, verb: str) -> Response:
         staged = _staged(library, agent_id, member)
         if verb == "promote":
             result = library.promote(staged.caller, agent_id, clean=redacted)
-            rows = plural(staged.rows, "row")
+            done = f"promoted {agent_id} from {staged.caller}: {plural(staged.rows, 'row')}"
             if result.version is None:
-                return f"promoted {agent_id} from {staged.caller}: {rows}, no change to the live rows"
-            return f"promoted {agent_id} from {staged.caller}: {rows}, commit {result.version[:8]}"
+                return f"{done}, no change to the live rows"
+            return f"{done}, commit {result.version[:8]}"
         version = library.reject(staged.caller, agent_id)
-        return f"rejected {staged.caller}'s staged write for {agent_id}, commit {version[:8]}"
+        return f"rejected the staged write of {staged.caller} for {agent_id}, commit {version[:8]}"
 
     # Under commit_to_federation's rule: promotion is the live write the member asked for.
     guard = view.server.bourdon_guard  # type: ignore[attr-defined]
