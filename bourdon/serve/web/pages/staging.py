@@ -140,10 +140,9 @@ async def _write(view: View, verb: str) -> Response:
         staged = _staged(library, agent_id, member)
         if verb == "promote":
             result = library.promote(staged.caller, agent_id, clean=redacted)
-            done = f"promoted {agent_id} from {staged.caller}: {plural(staged.rows, 'row')}"
-            if result.version is None:
-                return f"{done}, no change to the live rows"
-            return f"{done}, commit {result.version[:8]}"
+            rows = plural(staged.rows, "row")
+            commit = (result.version or "")[:8]  # promote always commits, changed rows or not
+            return f"promoted {agent_id} from {staged.caller}: {rows}, commit {commit}"
         version = library.reject(staged.caller, agent_id)
         return f"rejected the staged write of {staged.caller} for {agent_id}, commit {version[:8]}"
 
