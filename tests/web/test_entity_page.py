@@ -127,8 +127,14 @@ def build(library: Library) -> dict[str, str]:
         ),
     )
     # alpha's view changes (a commit that touched Lighthouse), then a commit that did not.
-    commit("alpha-2", "alpha", {"known_entities": [{"name": "Lighthouse", "summary": "alpha lamp v2"}]})
-    commit("alpha-3", "alpha", {"known_entities": [{"name": "Harbor", "summary": "alpha moors yachts"}]})
+    commit(
+        "alpha-2", "alpha", {"known_entities": [{"name": "Lighthouse", "summary": "alpha lamp v2"}]}
+    )
+    commit(
+        "alpha-3",
+        "alpha",
+        {"known_entities": [{"name": "Harbor", "summary": "alpha moors yachts"}]},
+    )
     return c
 
 
