@@ -221,3 +221,25 @@ def test_no_search_without_a_session(site: Site) -> None:
         answer = anonymous.get("/ui/search?q=lens")
     assert answer.status_code == 303
     assert answer.headers["location"] == "/ui/login"
+
+
+def test_a_cursor_this_server_did_not_give_out_is_a_400_page(operator: httpx2.Client) -> None:
+    answer = operator.get("/ui/search", params={"q": "tide", "cursor": "not-a-cursor"})
+    assert answer.status_code == 400
+    assert 'role="alert"' in answer.text
+
+
+def test_a_member_filtering_on_an_ungranted_agent_is_refused_without_its_rows(
+    member: httpx2.Client,
+) -> None:
+    answer = member.get("/ui/search", params={"q": "lens", "agent": UNGRANTED})
+    assert answer.status_code in (403, 404)
+    assert "nightjar" not in answer.text
+    assert "Owl" not in answer.text
+
+
+def test_the_level_picker_keeps_the_query_and_filters(operator: httpx2.Client) -> None:
+    html = search(operator, q="lens", kind="entity")
+    picker = html.split('<form class="level"', 1)[1].split("</form>", 1)[0]
+    assert '<input type="hidden" name="q" value="lens">' in picker
+    assert '<input type="hidden" name="kind" value="entity">' in picker
