@@ -32,14 +32,10 @@ async def entity(view: View) -> Response:
     main = known[0]
     trace = await view.call("trace_entity", entity=main["name"], limit=TIMELINE, **level)
     rows = await view.call("expand_neighbors", name=main["name"], limit=NEIGHBOURS, **level)
+    # Entities are two hops away (through the workstream or note that names both), and the
+    # rows that name it would fill a depth-2 answer first: ask for the entities alone.
     linked = await view.call(
-        "expand_neighbors",
-        name=main["name"],
-        depth=2,
-        types=["entity"],
-        limit=NEIGHBOURS,
-        include_incoming=True,
-        **level,
+        "expand_neighbors", name=main["name"], depth=2, types=["entity"], limit=NEIGHBOURS, **level
     )
     return view.render(
         "entity.html",
