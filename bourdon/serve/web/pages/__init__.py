@@ -9,6 +9,6 @@ if TYPE_CHECKING:
 
 
 def all_pages() -> list[Page]:
-    from bourdon.serve.web.pages import library, login
+    from bourdon.serve.web.pages import entity, library, login, search
 
-    return [*login.PAGES, *library.PAGES]
+    return [*login.PAGES, *library.PAGES, *entity.PAGES, *search.PAGES]
