@@ -28,6 +28,7 @@ import re
 import subprocess
 from collections.abc import Iterator
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
@@ -227,10 +228,17 @@ def links(html: str) -> Iterator[str]:
         yield url
 
 
-def crawl(client: httpx2.Client, start: list[str], *, stay_at_team: bool) -> dict[str, str]:
-    """Every page reachable from ``start`` by links under /ui/: url -> HTML. With
-    ``stay_at_team``, links that ask for ``level=private`` are not followed."""
+@dataclass
+class Crawl:
+    pages: dict[str, str]  # url -> the HTML it answered
+    ok: set[str]  # the urls that answered 200
+
+
+def crawl(client: httpx2.Client, start: list[str], *, stay_at_team: bool) -> Crawl:
+    """Every page reachable from ``start`` by links under /ui/. With ``stay_at_team``, links
+    that ask for ``level=private`` are not followed."""
     seen: dict[str, str] = {}
+    ok: set[str] = set()
     queue = list(start)
     while queue and len(seen) < MAX_PAGES:
         url = queue.pop(0)
@@ -245,11 +253,13 @@ def crawl(client: httpx2.Client, start: list[str], *, stay_at_team: bool) -> dic
             queue.append(target)
             continue
         seen[url] = answer.text
+        if answer.status_code == 200:
+            ok.add(url)
         for link in links(answer.text):
             if stay_at_team and "level=private" in link:
                 continue
             queue.append(link)
-    return seen
+    return Crawl(seen, ok)
 
 
 def leaks(pages: dict[str, str], canaries: set[str]) -> list[str]:
@@ -264,12 +274,10 @@ def leaks(pages: dict[str, str], canaries: set[str]) -> list[str]:
     return found
 
 
-def route_kinds(pages: dict[str, str]) -> set[str]:
-    """Which pages of the web view the crawl reached (answered 200 with HTML)."""
+def route_kinds(found: Crawl) -> set[str]:
+    """Which pages of the web view the crawl reached and that answered 200."""
     kinds = set()
-    for url, html in pages.items():
-        if not html:
-            continue
+    for url in found.ok:
         path = urlsplit(url).path
         parts = path.strip("/").split("/")
         if path == "/ui/":
@@ -291,12 +299,12 @@ def test_a_member_sees_no_canary_of_an_ungranted_agent_a_private_row_or_another_
 ) -> None:
     server, token = served
     with closing(server.member(token)) as client:
-        pages = crawl(client, seeds(server.root), stay_at_team=False)
+        found = crawl(client, seeds(server.root), stay_at_team=False)
     hidden = PRIVATE_FIELDS | HIDDEN_FIELDS | OTHER_STAGED | {PRIVATE_NAME, HIDDEN_NAME}
-    assert leaks(pages, hidden) == []
+    assert leaks(found.pages, hidden) == []
     # The crawl read real rows: the member's granted team row is on some page it reached.
-    assert any(TEAM_ROW in html for html in pages.values())
-    print(f"\nmember crawl: {len(pages)} pages, kinds {sorted(route_kinds(pages))}")
+    assert any(TEAM_ROW in html for html in found.pages.values())
+    print(f"\nmember crawl: {len(found.pages)} pages, kinds {sorted(route_kinds(found))}")
 
 
 def test_the_operator_at_team_sees_no_private_row(served: tuple[UiServer, str]) -> None:
