@@ -24,6 +24,7 @@ import bench_status
 import bench_sync
 import bench_trace
 import bench_walk
+import bench_web
 import bench_writes
 
 
@@ -47,6 +48,7 @@ def main() -> int:
         bench_walk,
         bench_trace,
         bench_purge,
+        bench_web,
     )
     for module in benches:
         print(f"== {module.__name__}")

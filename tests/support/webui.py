@@ -1,7 +1,8 @@
 """A real ``bourdon ui`` in a subprocess on 127.0.0.1, and browsers-without-a-browser for it.
 
 ``UiServer`` starts one over a library and a home, and keeps the one-time operator link it
-prints. ``operator`` follows that link with a real HTTP client (``httpx2``, cookies kept);
+prints. ``operator`` follows that link with a real HTTP client (``httpx2``, cookies kept; use
+``contextlib.closing``), and later calls reuse the session it opened;
 ``member`` logs a member in through the token form, as a person would. ``csrf`` is the form
 token of the page a client last loaded. The browser tests drive Chromium against the same
 server class.
@@ -19,6 +20,7 @@ from pathlib import Path
 import httpx2
 
 from bourdon.access.trust import MemberRegistry
+from bourdon.serve.web.sessions import COOKIE
 from bourdon.testing.serving import child_env, free_port, stop_process, wait_for_port
 
 STARTUP = 90.0  # seconds for the subprocess to listen (the box may be busy)
@@ -37,6 +39,7 @@ class UiServer:
     args: list[str] = field(default_factory=list)
     proc: subprocess.Popen[bytes] | None = None
     link: str = ""
+    operator_cookie: str = ""  # the session the link opened: the link works only once
 
     @property
     def home(self) -> Path:
@@ -85,10 +88,15 @@ class UiServer:
         return httpx2.Client(base_url=self.base, timeout=TIMEOUT, follow_redirects=False)
 
     def operator(self) -> httpx2.Client:
-        """A client logged in as the local operator, through the printed one-time link."""
+        """A client logged in as the local operator: through the printed one-time link the
+        first time, with the session that link opened afterwards."""
         client = self.client()
+        if self.operator_cookie:
+            client.cookies.set(COOKIE, self.operator_cookie, domain="127.0.0.1", path="/ui")
+            return client
         answer = client.get(self.link)
         assert answer.status_code == 303, answer.text
+        self.operator_cookie = client.cookies[COOKIE]
         return client
 
     def member(self, token: str) -> httpx2.Client:

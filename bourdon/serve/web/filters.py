@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 import jinja2
+from markupsafe import Markup, escape
+
+MARK = "**"  # how search_federation marks the matched words of a snippet
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -24,5 +28,44 @@ def moment(value: Any) -> str:
     return text[:16].replace("T", " ") if text else "-"
 
 
+def highlight(snippet: Any) -> Markup:
+    """A search snippet as HTML: its text escaped, then each ``**word**`` wrapped in <mark>.
+
+    >>> str(highlight("the **<b>** tag"))
+    'the <mark>&lt;b&gt;</mark> tag'
+    """
+    parts = str(snippet or "").split(MARK)
+    # Odd pieces sit between two marks; escape() is applied to every piece before wrapping.
+    return Markup("").join(
+        Markup("<mark>{}</mark>").format(part) if i % 2 else escape(part)
+        for i, part in enumerate(parts)
+    )
+
+
+def marked(snippet: Any) -> list[str]:
+    """The words a snippet marks, in order (``"a **b** c **d**"`` -> ``["b", "d"]``)."""
+    return [w for w in str(snippet or "").split(MARK)[1::2] if w.strip()]
+
+
+def shown(value: Any) -> str:
+    """A field's value as a line of text: lists joined, nothing as ``-``."""
+    if value is None or value in ("", []):
+        return "-"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def url(path: str, level: str = "team", **params: Any) -> str:
+    """``path`` with its query string, keeping ``level`` when it is not the default and
+    leaving out empty parameters (``url("/ui/entity", "private", name="a b")`` ->
+    ``/ui/entity?name=a+b&level=private``)."""
+    query = {k: v for k, v in params.items() if v not in (None, "")}
+    if level != "team":
+        query["level"] = level
+    return f"{path}?{urlencode(query)}" if query else path
+
+
 def install(env: jinja2.Environment) -> None:
-    env.filters.update(plural=plural, day=day, moment=moment)
+    env.filters.update(plural=plural, day=day, moment=moment, highlight=highlight, shown=shown)
+    env.globals.update(url=url)

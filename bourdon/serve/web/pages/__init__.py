@@ -9,6 +9,13 @@ if TYPE_CHECKING:
 
 
 def all_pages() -> list[Page]:
-    from bourdon.serve.web.pages import history, library, login, staging
+    from bourdon.serve.web.pages import entity, history, library, login, search, staging
 
-    return [*login.PAGES, *library.PAGES, *history.PAGES, *staging.PAGES]
+    return [
+        *login.PAGES,
+        *library.PAGES,
+        *entity.PAGES,
+        *search.PAGES,
+        *history.PAGES,
+        *staging.PAGES,
+    ]

@@ -11,6 +11,7 @@ as caller and the member as stager.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections import OrderedDict
@@ -26,7 +27,14 @@ from bourdon.serve.caller import audience_of, scope_of
 from bourdon.serve.httpgate import acting_as
 from bourdon.serve.web.app import Page
 from bourdon.serve.web.filters import plural
-from bourdon.serve.web.pages.history import library_of, link, page_level, row_diff, row_limit
+from bourdon.serve.web.pages.history import (
+    Diff,
+    library_of,
+    link,
+    page_level,
+    row_diff,
+    row_limit,
+)
 from bourdon.serve.web.view import View, _answer
 from bourdon.status import sections
 from bourdon.store.library import Library
@@ -106,9 +114,9 @@ async def staged_page(view: View) -> Response:
         staged = _staged(library, agent_id, member)
         if not _may_review(view, staged.caller):
             raise ForbiddenError("only the operator reviews another member's staged write")
-        live, promoted = library.promotion(staged.caller, agent_id, clean=redacted)
+        live = library.current_digest(agent_id)
         keep_home = scope_of(caller).keep_home
-        diff = row_diff(live, promoted, level, keep_home, row_limit(view))
+        diff = _staged_diff(library, staged, live, level, keep_home, row_limit(view))
         return {"staged": staged, "diff": diff}
 
     # Under query_agent_memory's rule for the agent: the diff shows its live rows.
@@ -126,6 +134,21 @@ async def staged_page(view: View) -> Response:
         back=link(view, "/staging"),
         all_href=link(view, f"/staging/{quote(agent_id)}", member=staged.caller, rows="all"),
     )
+
+
+# A staged write and a live manifest, each named by its digest, never change: nor does
+# what a reader at one level sees promotion make of them.
+@functools.lru_cache(maxsize=64)
+def _staged_diff(
+    library: Library,
+    staged: StagedWrite,
+    live_digest: str | None,
+    level: int,
+    keep_home: bool,
+    limit: int | None,
+) -> Diff:
+    live, promoted = library.promotion(staged.caller, staged.agent_id, clean=redacted)
+    return row_diff(live, promoted, level, keep_home, limit)
 
 
 async def _write(view: View, verb: str) -> Response:
