@@ -9,6 +9,6 @@ if TYPE_CHECKING:
 
 
 def all_pages() -> list[Page]:
-    from bourdon.serve.web.pages import library, login
+    from bourdon.serve.web.pages import agent, library, login
 
-    return [*login.PAGES, *library.PAGES]
+    return [*login.PAGES, *library.PAGES, *agent.PAGES]
