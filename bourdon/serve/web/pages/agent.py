@@ -115,8 +115,14 @@ def _links(facts: dict[str, Any], level: str) -> dict[str, Any]:
     default_sort = SORTS[kind][0][0]
 
     def page_link(number: int) -> str:
-        return href(path, level, kind=kind, q=q, sort=None if sort == default_sort else sort,
-                    page=number)
+        return href(
+            path,
+            level,
+            kind=None if kind == "entities" else kind,
+            q=q,
+            sort=None if sort == default_sort else sort,
+            page=number,
+        )
 
     timeline = facts["timeline"]
     weekly = Series(
