@@ -5,12 +5,18 @@ and library page tests, and a running ``bourdon ui`` over it.
 few dated rows whose weeks the chart tests count by hand (2026-11-02, -09 and -16 are Mondays).
 Every private row and every row of ``cobalt`` (which the member ``desk`` is not granted) holds
 ``CANARY``: it must never appear in a page a member or a team-level view receives.
+
+The fixtures ``served``, ``operator`` and ``member`` start one server per test module (import
+them into the module): the operator's printed link works once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+
+import httpx2
+import pytest
 
 from bourdon.formats import yamlio
 from bourdon.store.library import Library
@@ -58,27 +64,66 @@ def _atlas() -> dict[str, object]:
         },
     ]
     sessions = [
-        {"date": "2026-11-02", "session_id": "s1", "project_focus": ["Zephyr Gateway"],
-         "key_actions": ["sketch the gateway"], "tags": ["design"], "visibility": "team"},
-        {"date": "2026-11-03", "session_id": "s2", "project_focus": ["beacon"],
-         "key_actions": ["wire the beacon"], "visibility": "team"},
-        {"date": "2026-11-04", "session_id": "s3", "project_focus": ["beacon"],
-         "key_actions": ["publish the beacon"], "visibility": "public"},
-        {"date": "2026-11-16", "session_id": "s4", "project_focus": ["Zephyr Gateway"],
-         "key_actions": ["load test the gateway"], "visibility": "team"},
-        {"date": "2026-11-17", "session_id": "s5", "project_focus": [f"{CANARY}-entity"],
-         "key_actions": [f"{CANARY} session work"], "visibility": "private"},
+        {
+            "date": "2026-11-02",
+            "session_id": "s1",
+            "project_focus": ["Zephyr Gateway"],
+            "key_actions": ["sketch the gateway"],
+            "tags": ["design"],
+            "visibility": "team",
+        },
+        {
+            "date": "2026-11-03",
+            "session_id": "s2",
+            "project_focus": ["beacon"],
+            "key_actions": ["wire the beacon"],
+            "visibility": "team",
+        },
+        {
+            "date": "2026-11-04",
+            "session_id": "s3",
+            "project_focus": ["beacon"],
+            "key_actions": ["publish the beacon"],
+            "visibility": "public",
+        },
+        {
+            "date": "2026-11-16",
+            "session_id": "s4",
+            "project_focus": ["Zephyr Gateway"],
+            "key_actions": ["load test the gateway"],
+            "visibility": "team",
+        },
+        {
+            "date": "2026-11-17",
+            "session_id": "s5",
+            "project_focus": [f"{CANARY}-entity"],
+            "key_actions": [f"{CANARY} session work"],
+            "visibility": "private",
+        },
     ]
     workstreams = [
-        {"name": "Ingest rewrite", "status": "active", "started": "2026-11-05",
-         "summary": "new importer", "visibility": "team"},
+        {
+            "name": "Ingest rewrite",
+            "status": "active",
+            "started": "2026-11-05",
+            "summary": "new importer",
+            "visibility": "team",
+        },
         {"name": "Docs pass", "status": "done", "visibility": "public"},
-        {"name": f"{CANARY}-workstream", "status": "paused", "started": "2026-11-10",
-         "visibility": "private"},
+        {
+            "name": f"{CANARY}-workstream",
+            "status": "paused",
+            "started": "2026-11-10",
+            "visibility": "private",
+        },
     ]
     notes = [
-        {"date": "2026-11-09", "text": "Remember the ledger cutover", "tags": ["ops"],
-         "visibility": "team"},
+        {
+            "date": "2026-11-09",
+            "text": "Remember the ledger cutover",
+            "tags": ["ops"],
+            "visibility": "team",
+        },
         {"date": "2026-11-17", "text": f"{CANARY} private note", "visibility": "private"},
     ]
     return manifest(
@@ -94,8 +139,9 @@ def _cobalt() -> dict[str, object]:
     return manifest(
         "cobalt",
         known_entities=[{"name": f"{CANARY}-cobalt", "visibility": "public"}],
-        recent_sessions=[{"date": "2026-11-05", "key_actions": [f"{CANARY} cobalt"],
-                          "visibility": "public"}],
+        recent_sessions=[
+            {"date": "2026-11-05", "key_actions": [f"{CANARY} cobalt"], "visibility": "public"}
+        ],
     )
 
 
@@ -119,3 +165,23 @@ def serve(tmp: Path) -> Iterator[tuple[UiServer, str]]:
         yield server, token
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[UiServer, str]]:
+    yield from serve(tmp_path_factory.mktemp("planted"))
+
+
+@pytest.fixture(scope="module")
+def operator(served: tuple[UiServer, str]) -> Iterator[httpx2.Client]:
+    client = served[0].operator()
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="module")
+def member(served: tuple[UiServer, str]) -> Iterator[httpx2.Client]:
+    server, token = served
+    client = server.member(token)
+    yield client
+    client.close()

@@ -4,39 +4,16 @@ does not confirm an agent exists, and private rows only for the operator at priv
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import httpx2
-import pytest
 
 from bourdon.store.library import Library
-
 from tests.support.webui import UiServer
 from tests.web import agentlib
 from tests.web.agentlib import CANARY
 
 KINDS = ("entities", "sessions", "workstreams", "notes")
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[UiServer, str]]:
-    yield from agentlib.serve(tmp_path_factory.mktemp("agent-page"))
-
-
-@pytest.fixture(scope="module")
-def operator(served: tuple[UiServer, str]) -> Iterator[httpx2.Client]:
-    client = served[0].operator()
-    yield client
-    client.close()
-
-
-@pytest.fixture(scope="module")
-def member(served: tuple[UiServer, str]) -> Iterator[httpx2.Client]:
-    server, token = served
-    client = server.member(token)
-    yield client
-    client.close()
+served, operator, member = agentlib.served, agentlib.operator, agentlib.member
 
 
 def tabs(html: str) -> dict[str, int]:
@@ -47,8 +24,10 @@ def tabs(html: str) -> dict[str, int]:
 def first_cells(html: str) -> list[str]:
     """The text of each body row's first cell (its row header), in order."""
     body = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
-    return [re.sub(r"<[^>]+>|\s*\(.*", "", cell).strip()
-            for cell in re.findall(r'<th scope="row">(.*?)</th>', body, re.S)]
+    return [
+        re.sub(r"<[^>]+>|\s*\(.*", "", cell).strip()
+        for cell in re.findall(r'<th scope="row">(.*?)</th>', body, re.S)
+    ]
 
 
 def test_the_tabs_count_the_rows_the_caller_may_see_at_the_level(
@@ -94,9 +73,7 @@ def test_the_filter_matches_names_aliases_and_summaries_in_any_case(
     by_alias = operator.get("/ui/agents/atlas?q=ZGW").text
     assert first_cells(by_alias) == ["Zephyr Gateway"]
     assert "rows 1-1 of 1" in by_alias
-    assert first_cells(operator.get("/ui/agents/atlas?q=routes+TRAFFIC").text) == [
-        "Zephyr Gateway"
-    ]
+    assert first_cells(operator.get("/ui/agents/atlas?q=routes+TRAFFIC").text) == ["Zephyr Gateway"]
     sessions = operator.get("/ui/agents/atlas?kind=sessions&q=beacon").text
     assert first_cells(sessions) == ["2026-11-04", "2026-11-03"]
     workstreams = operator.get("/ui/agents/atlas?kind=workstreams&q=done").text

@@ -78,7 +78,9 @@ def chosen_sort(kind: str, asked: str) -> str:
 def select(kind: str, rows: Sequence[Row], q: str, sort: str) -> list[Row]:
     """``rows`` whose searched fields hold ``q`` (case-insensitive), in ``sort``'s order."""
     needle = fold(q.strip())
-    found = [r for r in rows if any(needle in fold(t) for t in _text_of(kind, r))] if needle else rows
+    found = (
+        [r for r in rows if any(needle in fold(t) for t in _text_of(kind, r))] if needle else rows
+    )
     _, _, key, newest = next(s for s in SORTS[kind] if s[0] == sort)
     return sorted(found, key=key, reverse=newest)
 

@@ -60,9 +60,7 @@ def svg(series: Series) -> Markup:
         labels.append(_text("tick", LEFT, HEIGHT - 4, series.points[0][0], "start"))
     if len(series.points) > 1:
         labels.append(_text("tick", WIDTH - RIGHT, HEIGHT - 4, series.points[-1][0], "end"))
-    axis = (
-        f'<path class="axis" d="M{LEFT} {TOP}V{HEIGHT - BOTTOM}H{WIDTH - RIGHT}" fill="none"/>'
-    )
+    axis = f'<path class="axis" d="M{LEFT} {TOP}V{HEIGHT - BOTTOM}H{WIDTH - RIGHT}" fill="none"/>'
     return Markup(
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart chart-{series.shape}" '
         f'viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-labelledby="{ident}-title {ident}-desc">'

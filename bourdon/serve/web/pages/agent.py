@@ -125,15 +125,11 @@ def _links(facts: dict[str, Any], level: str) -> dict[str, Any]:
         )
 
     timeline = facts["timeline"]
-    weekly = Series(
-        "sessions-week", "Sessions per week", ("session", "sessions"), facts["weekly"]
-    )
+    weekly = Series("sessions-week", "Sessions per week", ("session", "sessions"), facts["weekly"])
     note = CHART_NOTE
     if timeline.undated:
         note += f" {timeline.undated:,} rows without a date are not counted."
-    growth = Series(
-        "rows-time", "Rows over time", ("row", "rows"), timeline.points, "line", note
-    )
+    growth = Series("rows-time", "Rows over time", ("row", "rows"), timeline.points, "line", note)
     return {
         "path": href(path),
         "tabs": [

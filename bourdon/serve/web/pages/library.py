@@ -54,8 +54,9 @@ def _agents(index: Index, access: Access, level: str) -> list[dict[str, Any]]:
         rows = agentrows.visible(index.agents[agent_id], access)
         by_level = Counter(str(Visibility(r.visibility)) for kept in rows.values() for r in kept)
         weekly = agentrows.sessions_per_week(rows["sessions"])[-SPARK_WEEKS:]
-        series = Series(f"spark-{agent_id}", f"Sessions per week of {agent_id}",
-                        ("session", "sessions"), weekly)
+        series = Series(
+            f"spark-{agent_id}", f"Sessions per week of {agent_id}", ("session", "sessions"), weekly
+        )
         out.append(
             {
                 **details,
