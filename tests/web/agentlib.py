@@ -12,7 +12,7 @@ them into the module): the operator's printed link works once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx2
@@ -154,9 +154,14 @@ def build(root: Path) -> None:
         library.close()
 
 
-def serve(tmp: Path) -> Iterator[tuple[UiServer, str]]:
-    """``bourdon ui`` over the planted library, and the token of ``desk`` (granted atlas)."""
+def serve(
+    tmp: Path, prepare: Callable[[Path], None] | None = None
+) -> Iterator[tuple[UiServer, str]]:
+    """``bourdon ui`` over the planted library (``prepare(root)`` changes it first), and the
+    token of ``desk`` (granted atlas)."""
     build(tmp / "lib")
+    if prepare is not None:
+        prepare(tmp / "lib")
     (tmp / "user").mkdir()
     server = UiServer(tmp / "lib", tmp / "user")
     token = server.add_member("desk", grants=["atlas"])
