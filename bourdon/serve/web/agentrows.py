@@ -9,6 +9,7 @@ a hidden row.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Any, Final
 from bourdon.access.visibility import Access
 from bourdon.model import fold
 from bourdon.query.rows import AgentView
+from bourdon.serve.web import memo
 
 PAGE_SIZE: Final = 50
 WEEKS: Final = 52  # the charts show at most the last year of weeks with a dated row
@@ -67,7 +69,17 @@ def _text_of(kind: str, row: Row) -> Iterable[str]:
 
 def visible(agent: AgentView, access: Access) -> dict[str, list[Row]]:
     """Each kind's rows the caller may see, in the manifest's order."""
-    return {kind: [r for r in getattr(agent, kind) if access.allows(r)] for kind in KINDS}
+
+    def make() -> dict[str, list[Row]]:
+        return {kind: [r for r in getattr(agent, kind) if access.allows(r)] for kind in KINDS}
+
+    return memo.remember(agent, ("visible", memo.seen_by(access)), make)
+
+
+def counts(agent: AgentView, access: Access) -> dict[str, Counter[int]]:
+    """Each kind's rows the caller may see, counted by visibility (0 public .. 2 private)."""
+    rows = visible(agent, access)
+    return {kind: Counter(r.visibility for r in rows[kind]) for kind in KINDS}
 
 
 def chosen_sort(kind: str, asked: str) -> str:
@@ -75,14 +87,19 @@ def chosen_sort(kind: str, asked: str) -> str:
     return asked if asked in offered else offered[0]
 
 
-def select(kind: str, rows: Sequence[Row], q: str, sort: str) -> list[Row]:
-    """``rows`` whose searched fields hold ``q`` (case-insensitive), in ``sort``'s order."""
-    needle = fold(q.strip())
-    found = (
-        [r for r in rows if any(needle in fold(t) for t in _text_of(kind, r))] if needle else rows
-    )
-    _, _, key, newest = next(s for s in SORTS[kind] if s[0] == sort)
-    return sorted(found, key=key, reverse=newest)
+def select(agent: AgentView, access: Access, kind: str, q: str, sort: str) -> list[Row]:
+    """The rows of ``kind`` the caller may see whose searched fields hold ``q`` (any case), in
+    ``sort``'s order."""
+
+    def make() -> list[tuple[Row, str]]:
+        _, _, key, newest = next(s for s in SORTS[kind] if s[0] == sort)
+        ordered = sorted(visible(agent, access)[kind], key=key, reverse=newest)
+        # One folded text per row; "\n" between fields, so no match spans two of them.
+        return [(r, "\n".join(fold(t) for t in _text_of(kind, r))) for r in ordered]
+
+    ordered = memo.remember(agent, ("sorted", memo.seen_by(access), kind, sort), make)
+    needle = fold(q)
+    return [r for r, text in ordered if needle in text] if needle else [r for r, _ in ordered]
 
 
 @dataclass(frozen=True)
@@ -117,6 +134,7 @@ def page_of(rows: Sequence[Row], asked: str) -> Page:
 # -- the charts ---------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=8192)  # a library holds a few hundred distinct days
 def _week(value: str | None) -> dt.date | None:
     """The Monday of the week of a ``YYYY-MM-DD`` date (or timestamp); None if it is not one."""
     try:
@@ -135,10 +153,22 @@ def _window(weeks: Iterable[dt.date]) -> list[dt.date]:
     return [start + dt.timedelta(weeks=i) for i in range((end - start).days // 7 + 1)]
 
 
-def sessions_per_week(sessions: Iterable[Row]) -> list[tuple[str, int]]:
-    """(Monday, sessions that week) for each week of the window, empty weeks included."""
-    counts = Counter(w for w in (_week(s.date) for s in sessions) if w is not None)
-    return [(w.isoformat(), counts[w]) for w in _window(counts)]
+def _by_week(days: Counter[str | None]) -> Counter[dt.date]:
+    """Counts by day folded into counts by week: each distinct day is parsed once."""
+    weeks: Counter[dt.date] = Counter()
+    for day, n in days.items():
+        week = _week(day)
+        if week is not None:
+            weeks[week] += n
+    return weeks
+
+
+def sessions_per_week(sessions: Iterable[Row], weeks: int = WEEKS) -> list[tuple[str, int]]:
+    """(Monday, sessions that week) for each week of the window (the last ``weeks`` up to the
+    newest dated session), empty weeks included."""
+    counts = _by_week(Counter(s.date for s in sessions if s.date))
+    window = _window(counts)[-weeks:]
+    return [(w.isoformat(), counts[w]) for w in window]
 
 
 def dated(kind: str, row: Row) -> str | None:
@@ -146,7 +176,8 @@ def dated(kind: str, row: Row) -> str | None:
     entities when they were last touched."""
     if kind in ("sessions", "notes"):
         return str(row.date or "") or None
-    return row.started if kind == "workstreams" else row.last_touched
+    found = row.started if kind == "workstreams" else row.last_touched
+    return str(found) if found else None
 
 
 @dataclass(frozen=True)
@@ -159,15 +190,9 @@ class Timeline:
 
 
 def rows_over_time(rows: dict[str, list[Row]]) -> Timeline:
-    weeks: Counter[dt.date] = Counter()
-    undated = 0
-    for kind, kept in rows.items():
-        for row in kept:
-            week = _week(dated(kind, row))
-            if week is None:
-                undated += 1
-            else:
-                weeks[week] += 1
+    days = Counter(dated(kind, row) for kind, kept in rows.items() for row in kept)
+    weeks = _by_week(days)
+    undated = sum(days.values()) - sum(weeks.values())
     window = _window(weeks)
     before = sum(n for w, n in weeks.items() if window and w < window[0])
     points, running = [], before

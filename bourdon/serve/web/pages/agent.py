@@ -16,7 +16,7 @@ from bourdon.access.visibility import Access, resolve
 from bourdon.model import SESSIONS, Visibility
 from bourdon.query.rows import AgentView
 from bourdon.serve.caller import scope_of
-from bourdon.serve.web import agentrows
+from bourdon.serve.web import agentrows, memo
 from bourdon.serve.web.agentrows import KINDS, SORTS
 from bourdon.serve.web.app import Page
 from bourdon.serve.web.chart import Series, svg
@@ -64,9 +64,13 @@ def _facts(
 ) -> dict[str, Any]:
     """Everything the page shows, from the rows ``access`` allows only."""
     rows = agentrows.visible(found, access)
-    shown = agentrows.page_of(agentrows.select(kind, rows[kind], q, sort), page)
+    shown = agentrows.page_of(agentrows.select(found, access, kind, q, sort), page)
     tags = _session_tags(found, shown.rows) if kind == "sessions" else {}
-    timeline = agentrows.rows_over_time(rows)
+    seen = memo.seen_by(access)
+    timeline = memo.remember(found, ("timeline", seen), lambda: agentrows.rows_over_time(rows))
+    weekly = memo.remember(
+        found, ("weekly", seen), lambda: agentrows.sessions_per_week(rows["sessions"])
+    )
     return {
         "agent": {
             "id": found.agent_id,
@@ -80,7 +84,7 @@ def _facts(
         "counts": {k: len(rows[k]) for k in KINDS},
         "page": shown,
         "rows": [_row(kind, r, tags.get(id(r))) for r in shown.rows],
-        "weekly": agentrows.sessions_per_week(rows["sessions"]),
+        "weekly": weekly,
         "timeline": timeline,
     }
 
@@ -96,10 +100,14 @@ def _row(kind: str, row: Any, tags: tuple[str, ...] | None) -> dict[str, Any]:
 def _session_tags(found: AgentView, shown: Any) -> dict[int, tuple[str, ...]]:
     """Tags of the sessions shown (the index's session rows do not keep them): each row of
     ``found.sessions`` was made from the served manifest's session at the same position."""
-    served = [r for r in found.served_data.get(SESSIONS) or () if isinstance(r, dict)]
+
+    def make() -> tuple[list[dict[str, Any]], dict[int, int]]:
+        served = [r for r in found.served_data.get(SESSIONS) or () if isinstance(r, dict)]
+        return served, {id(r): i for i, r in enumerate(found.sessions)}
+
+    served, at = memo.remember(found, "session-positions", make)
     if len(served) != len(found.sessions):
         return {}
-    at = {id(r): i for i, r in enumerate(found.sessions)}
     out = {}
     for row in shown:
         raw = served[at[id(row)]].get("tags")
