@@ -73,6 +73,8 @@ def svg(series: Series) -> Markup:
 def sparkline(series: Series, width: int = 96, height: int = 24) -> Markup:
     """A tiny line of ``series`` without axes, for a table cell; its numbers in ``<title>``."""
     values = [n for _, n in series.points]
+    if len(values) == 1:  # one week: a flat line across, as a single point draws nothing
+        values *= 2
     top = max(values, default=0) or 1
     step = width / max(len(values) - 1, 1)
     points = " ".join(
