@@ -7,6 +7,7 @@ import re
 
 import httpx2
 
+from bourdon.access.trust import MemberRegistry
 from bourdon.store.library import Library
 from tests.support.webui import UiServer
 from tests.web import agentlib
@@ -169,3 +170,30 @@ def test_the_page_needs_a_session(served: tuple[UiServer, str]) -> None:
         answer = client.get("/ui/agents/atlas")
     assert answer.status_code == 303
     assert answer.headers["location"] == "/ui/login"
+
+
+def test_the_level_picker_keeps_the_tab_the_filter_and_the_sort(
+    operator: httpx2.Client,
+) -> None:
+    page = operator.get("/ui/agents/atlas?kind=sessions&q=beacon&sort=date").text
+    picker = page.split('<form class="level"', 1)[1].split("</form>", 1)[0]
+    assert '<input type="hidden" name="kind" value="sessions">' in picker
+    assert '<input type="hidden" name="q" value="beacon">' in picker
+    assert '<input type="hidden" name="sort" value="date">' in picker
+    assert 'name="page"' not in picker
+
+
+def test_a_member_that_keeps_prompts_home_gets_no_session_with_key_actions(
+    served: tuple[UiServer, str],
+) -> None:
+    server, _ = served
+    token = MemberRegistry(server.home).add("homebody", "trusted", keep_home=True)
+    client = server.member(token)
+    try:
+        page = client.get("/ui/agents/atlas?kind=sessions").text
+        assert tabs(page)["sessions"] == 0  # every session of atlas carries key actions
+        for words in ("sketch the gateway", "wire the beacon", "publish the beacon"):
+            assert words not in page
+        assert "Sessions per week: no sessions." in page
+    finally:
+        client.close()

@@ -144,6 +144,14 @@ def _links(facts: dict[str, Any], level: str) -> dict[str, Any]:
             (k, facts["counts"][k], href(path, level, kind=None if k == "entities" else k))
             for k in KINDS
         ],
+        # The level picker keeps the tab, the filter and the sort (and starts at page 1).
+        "level_keeps": [
+            (name, value)
+            for name, value in (("kind", kind), ("q", q), ("sort", sort))
+            if value
+            and not (name == "kind" and value == "entities")
+            and not (name == "sort" and value == default_sort)
+        ],
         "clear": href(path, level, kind=None if kind == "entities" else kind),
         "previous": page_link(shown.number - 1) if shown.number > 1 else None,
         "next": page_link(shown.number + 1) if shown.number < shown.pages else None,
