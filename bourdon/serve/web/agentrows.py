@@ -103,7 +103,7 @@ def select(agent: AgentView, access: Access, kind: str, q: str, sort: str) -> li
 
 
 @dataclass(frozen=True)
-class Page:
+class RowPage:
     """One page of ``total`` rows: ``first``..``last`` (1-based), page ``number`` of ``pages``."""
 
     rows: Sequence[Row]
@@ -120,7 +120,7 @@ class Page:
         return self.first + len(self.rows) - 1 if self.total else 0
 
 
-def page_of(rows: Sequence[Row], asked: str) -> Page:
+def page_of(rows: Sequence[Row], asked: str) -> RowPage:
     """Page ``asked`` (1-based, clamped to the pages there are) of ``rows``."""
     pages = max(1, -(-len(rows) // PAGE_SIZE))
     try:
@@ -128,7 +128,7 @@ def page_of(rows: Sequence[Row], asked: str) -> Page:
     except ValueError:
         number = 1
     start = (number - 1) * PAGE_SIZE
-    return Page(rows[start : start + PAGE_SIZE], number, pages, len(rows))
+    return RowPage(rows[start : start + PAGE_SIZE], number, pages, len(rows))
 
 
 # -- the charts ---------------------------------------------------------------------------

@@ -83,13 +83,13 @@ def _facts(
         "sorts": [(value, label) for value, label, *_ in SORTS[kind]],
         "counts": {k: len(rows[k]) for k in KINDS},
         "page": shown,
-        "rows": [_row(kind, r, tags.get(id(r))) for r in shown.rows],
+        "rows": [_row(r, tags.get(id(r))) for r in shown.rows],
         "weekly": weekly,
         "timeline": timeline,
     }
 
 
-def _row(kind: str, row: Any, tags: tuple[str, ...] | None) -> dict[str, Any]:
+def _row(row: Any, tags: tuple[str, ...] | None) -> dict[str, Any]:
     return {
         "row": row,
         "visibility": str(Visibility(row.visibility)),
