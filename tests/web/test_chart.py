@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from typing import NamedTuple
 
 import httpx2
 
+from bourdon.serve.web.agentrows import sessions_per_week
 from bourdon.serve.web.chart import Series, sparkline, svg
 from tests.web import agentlib
 
@@ -114,3 +116,17 @@ def test_the_library_sparklines_count_visible_sessions(member: httpx2.Client) ->
         "Sessions per week of atlas: 2026-11-02: 3 sessions; 2026-11-09: 0 sessions; "
         "2026-11-16: 1 session."
     ]
+
+
+class Dated(NamedTuple):
+    date: str
+
+
+def test_weeks_without_sessions_count_zero_and_the_window_ends_at_the_newest() -> None:
+    sessions = [Dated("2024-03-06"), Dated("2026-11-30"), Dated("2026-12-02"), Dated("")]
+    weeks = sessions_per_week(sessions)
+    assert len(weeks) == 52  # a year of weeks; the 2024 session is older than that
+    assert weeks[-1] == ("2026-11-30", 2)
+    assert weeks[0] == ("2025-12-08", 0)
+    assert sum(n for _, n in weeks) == 2
+    assert sessions_per_week([Dated("")]) == []
