@@ -87,3 +87,15 @@ def test_the_public_level_counts_public_rows_only(operator: httpx2.Client) -> No
     page = operator.get("/ui/?level=public").text
     assert headers(page)[5:7] == ["Public", "Last session"]
     assert row_of(page, "atlas")[:5] == ["62", "1", "1", "0", "64"]
+
+
+def test_a_member_granted_nothing_is_told_what_to_do(served: tuple[UiServer, str]) -> None:
+    server, _ = served
+    client = server.member(server.add_member("lonely"))
+    try:
+        page = client.get("/ui/").text
+        assert "No agent to show yet." in page
+        for name in ("atlas", "cobalt", "zinc", CANARY):
+            assert name not in page
+    finally:
+        client.close()
