@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import httpx2
 
-from bourdon.serve.web.agentrows import sessions_per_week
+from bourdon.serve.web.agentrows import rows_over_time, sessions_per_week
 from bourdon.serve.web.chart import Series, sparkline, svg
 from tests.web import agentlib
 
@@ -122,6 +122,10 @@ class Dated(NamedTuple):
     date: str
 
 
+class Touched(NamedTuple):
+    last_touched: str | None
+
+
 def test_weeks_without_sessions_count_zero_and_the_window_ends_at_the_newest() -> None:
     sessions = [Dated("2024-03-06"), Dated("2026-11-30"), Dated("2026-12-02"), Dated("")]
     weeks = sessions_per_week(sessions)
@@ -130,3 +134,12 @@ def test_weeks_without_sessions_count_zero_and_the_window_ends_at_the_newest() -
     assert weeks[0] == ("2025-12-08", 0)
     assert sum(n for _, n in weeks) == 2
     assert sessions_per_week([Dated("")]) == []
+
+
+def test_rows_older_than_the_window_count_from_its_first_week() -> None:
+    rows = {"entities": [Touched("2020-01-01"), Touched("2026-11-30"), Touched(None)]}
+    timeline = rows_over_time(rows)
+    assert timeline.before == 1
+    assert timeline.undated == 1
+    assert timeline.points[0] == ("2025-12-08", 1)
+    assert timeline.points[-1] == ("2026-11-30", 2)

@@ -137,6 +137,9 @@ def _links(facts: dict[str, Any], level: str) -> dict[str, Any]:
     note = CHART_NOTE
     if timeline.undated:
         note += f" {timeline.undated:,} rows without a date are not counted."
+    if timeline.before:
+        start = timeline.points[0][0]
+        note += f" {timeline.before:,} rows dated before the week of {start} count from it."
     growth = Series("rows-time", "Rows over time", ("row", "rows"), timeline.points, "line", note)
     return {
         "path": href(path),
