@@ -9,6 +9,6 @@ if TYPE_CHECKING:
 
 
 def all_pages() -> list[Page]:
-    from bourdon.serve.web.pages import entity, library, login, search
+    from bourdon.serve.web.pages import agent, entity, library, login, search
 
-    return [*login.PAGES, *library.PAGES, *entity.PAGES, *search.PAGES]
+    return [*login.PAGES, *library.PAGES, *agent.PAGES, *entity.PAGES, *search.PAGES]
