@@ -310,16 +310,16 @@ def test_a_member_sees_no_canary_of_an_ungranted_agent_a_private_row_or_another_
 def test_the_operator_at_team_sees_no_private_row(served: tuple[UiServer, str]) -> None:
     server, _ = served
     with closing(server.operator()) as client:
-        pages = crawl(
+        found = crawl(
             client, [u for u in seeds(server.root) if "level=" not in u], stay_at_team=True
         )
-    assert leaks(pages, PRIVATE_FIELDS | {PRIVATE_NAME}) == []
+    assert leaks(found.pages, PRIVATE_FIELDS | {PRIVATE_NAME}) == []
     # The operator reads every namespace: the hidden agent's rows are on its pages.
-    assert any(hexed("hiddensummary") in html for html in pages.values())
+    assert any(hexed("hiddensummary") in html for html in found.pages.values())
     # Every page of the web view was reached by following links from the library page and
     # the seeds: the property covers each of them.
-    assert route_kinds(pages) >= EVERY_PAGE, sorted(EVERY_PAGE - route_kinds(pages))
-    print(f"\noperator crawl: {len(pages)} pages, kinds {sorted(route_kinds(pages))}")
+    assert route_kinds(found) >= EVERY_PAGE, sorted(EVERY_PAGE - route_kinds(found))
+    print(f"\noperator crawl: {len(found.pages)} pages, kinds {sorted(route_kinds(found))}")
 
 
 def test_the_operator_sees_private_rows_when_asking_for_private(

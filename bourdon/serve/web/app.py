@@ -25,6 +25,7 @@ from starlette.routing import Route
 from bourdon import __version__
 from bourdon.access.trust import MemberRegistry
 from bourdon.serve.web import filters
+from bourdon.serve.web.links import PREFIX
 from bourdon.serve.web.sessions import COOKIE, Session, Sessions
 from bourdon.serve.web.view import ToolFailed, View
 
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("bourdon.web")
 
-PREFIX: Final = "/ui"
 Handler = Callable[[View], Awaitable[Response]]
 
 HEADERS: Final = {

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 import jinja2
 from markupsafe import Markup, escape
+
+from bourdon.serve.web import links
 
 MARK = "**"  # how search_federation marks the matched words of a snippet
 
@@ -56,16 +57,6 @@ def shown(value: Any) -> str:
     return str(value)
 
 
-def url(path: str, level: str = "team", **params: Any) -> str:
-    """``path`` with its query string, keeping ``level`` when it is not the default and
-    leaving out empty parameters (``url("/ui/entity", "private", name="a b")`` ->
-    ``/ui/entity?name=a+b&level=private``)."""
-    query = {k: v for k, v in params.items() if v not in (None, "")}
-    if level != "team":
-        query["level"] = level
-    return f"{path}?{urlencode(query)}" if query else path
-
-
 def install(env: jinja2.Environment) -> None:
     env.filters.update(plural=plural, day=day, moment=moment, highlight=highlight, shown=shown)
-    env.globals.update(url=url)
+    env.globals.update(url=links.url)

@@ -9,11 +9,12 @@ if TYPE_CHECKING:
 
 
 def all_pages() -> list[Page]:
-    from bourdon.serve.web.pages import entity, history, library, login, search, staging
+    from bourdon.serve.web.pages import agent, entity, history, library, login, search, staging
 
     return [
         *login.PAGES,
         *library.PAGES,
+        *agent.PAGES,
         *entity.PAGES,
         *search.PAGES,
         *history.PAGES,

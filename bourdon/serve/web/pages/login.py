@@ -13,7 +13,8 @@ from typing import Final
 
 from starlette.responses import RedirectResponse, Response
 
-from bourdon.serve.web.app import PREFIX, Page, without_session
+from bourdon.serve.web.app import Page, without_session
+from bourdon.serve.web.links import PREFIX
 from bourdon.serve.web.sessions import COOKIE
 from bourdon.serve.web.view import View
 
