@@ -14,7 +14,6 @@ import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import quote, urlencode
 
 from starlette.responses import Response
 
@@ -24,7 +23,9 @@ from bourdon.merge.twoway import label
 from bourdon.model import ROW_SECTIONS, Manifest, Visibility, row_key, row_visibility
 from bourdon.query.tracediff import UNCOMPARED
 from bourdon.serve.caller import scope_of
-from bourdon.serve.web.app import PREFIX, Page
+from bourdon.serve.web.app import Page
+from bourdon.serve.web.filters import shown
+from bourdon.serve.web.links import href, segment
 from bourdon.serve.web.view import View
 from bourdon.serve.writes import history as versions
 from bourdon.store.library import Library
@@ -91,17 +92,6 @@ class Diff:
     @property
     def empty(self) -> bool:
         return not self.agent and not self.sections
-
-
-def shown(value: Any) -> str:
-    """A field's value as one line of text: lists joined, mappings as ``key: value``."""
-    if value is None:
-        return ""
-    if isinstance(value, list):
-        return ", ".join(shown(v) for v in value)
-    if isinstance(value, dict):
-        return "; ".join(f"{k}: {shown(v)}" for k, v in value.items())
-    return str(value)
 
 
 def _differs(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
@@ -209,12 +199,8 @@ def page_level(view: View) -> int:
 
 
 def link(view: View, path: str, **params: Any) -> str:
-    """``path`` under /ui with ``params`` (those given a value) and the page's level when it
-    is not the default, encoded (never concatenated from user text)."""
-    query = {k: v for k, v in params.items() if v not in (None, "")}
-    if view.level != "team":
-        query["level"] = view.level
-    return PREFIX + path + ("?" + urlencode(query) if query else "")
+    """``/ui`` + ``path`` with ``params``, at the page's level (``links.href``)."""
+    return href(path, view.level, **params)
 
 
 def row_limit(view: View) -> int | None:
@@ -279,7 +265,7 @@ async def history_page(view: View) -> Response:
     more = more or len(rows) > wanted
     shown_rows = rows[(page - 1) * PER_PAGE : wanted]
     for row in shown_rows:
-        row["href"] = link(view, f"/history/{quote(row['agent_id'])}/{row['version_id']}")
+        row["href"] = link(view, f"/history/{segment(row['agent_id'])}/{row['version_id']}")
         row["agent_href"] = link(view, "/history", agent=row["agent_id"])
     older = link(view, "/history", agent=agent, page=page + 1) if more else None
     if older and page + 1 > MAX_VERSIONS // PER_PAGE:
@@ -332,8 +318,8 @@ async def commit_page(view: View) -> Response:
         diff=diff,
         counts={k: diff.count(k) for k in ("added", "changed", "removed")},
         agent_href=link(view, "/history", agent=agent_id),
-        agent_page=link(view, f"/agents/{quote(agent_id)}"),
-        all_href=link(view, f"/history/{quote(agent_id)}/{quote(version_id)}", rows="all"),
+        agent_page=link(view, f"/agents/{segment(agent_id)}"),
+        all_href=link(view, f"/history/{segment(agent_id)}/{segment(version_id)}", rows="all"),
     )
 
 

@@ -16,7 +16,6 @@ import threading
 import time
 from collections import OrderedDict
 from typing import Final
-from urllib.parse import quote
 
 from starlette.responses import RedirectResponse, Response
 
@@ -27,6 +26,7 @@ from bourdon.serve.caller import audience_of, scope_of
 from bourdon.serve.httpgate import acting_as
 from bourdon.serve.web.app import Page
 from bourdon.serve.web.filters import plural
+from bourdon.serve.web.links import PREFIX, segment
 from bourdon.serve.web.pages.history import (
     Diff,
     library_of,
@@ -81,7 +81,7 @@ async def staging_list(view: View) -> Response:
     writes = list(answer.get("writes") or [])
     for w in writes:
         if _may_review(view, w["caller"]):
-            w["href"] = link(view, f"/staging/{quote(w['agent_id'])}", member=w["caller"])
+            w["href"] = link(view, f"/staging/{segment(w['agent_id'])}", member=w["caller"])
     return view.render(
         "staging.html",
         active="staging",
@@ -122,7 +122,7 @@ async def staged_page(view: View) -> Response:
     # Under query_agent_memory's rule for the agent: the diff shows its live rows.
     answer = await view.read("query_agent_memory", agent_id, work)
     staged: StagedWrite = answer["staged"]
-    base = f"/ui/staging/{quote(agent_id)}"
+    base = f"{PREFIX}/staging/{segment(agent_id)}"
     return view.render(
         "staged.html",
         active="staging",
@@ -132,7 +132,7 @@ async def staged_page(view: View) -> Response:
         promote_action=base + "/promote",
         reject_action=base + "/reject",
         back=link(view, "/staging"),
-        all_href=link(view, f"/staging/{quote(agent_id)}", member=staged.caller, rows="all"),
+        all_href=link(view, f"/staging/{segment(agent_id)}", member=staged.caller, rows="all"),
     )
 
 
