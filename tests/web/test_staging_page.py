@@ -45,6 +45,7 @@ def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[UiServer, dic
             _entity("lighthouse", "a tall light"),
             _entity(CANARY, "kept to myself", "private"),
         )
+    library.commit("calm-desk", manifest("calm-desk", known_entities=[_entity("quiet", "x")]))
     library.close()
     (base / "user").mkdir()
     server = UiServer(base / "lib", base / "user")
@@ -52,6 +53,7 @@ def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[UiServer, dic
         "desk-chat": server.add_member("desk-chat", "quarantined"),
         "field-notes": server.add_member("field-notes", "quarantined"),
         "reviewer": server.add_member("reviewer", "trusted"),
+        "onlooker": server.add_member("onlooker", "quarantined", ["spare-desk", "calm-desk"]),
     }
     server.start()
     try:
@@ -135,7 +137,20 @@ def test_a_trusted_member_sees_the_list_as_memory_status_gives_it_but_no_ones_ro
         listing = member.get("/ui/staging")
         diff = member.get("/ui/staging/spare-desk", params={"member": "spare-desk"})
     assert "spare-desk" in listing.text and "/ui/staging/spare-desk?" not in listing.text
-    assert diff.status_code == 403 and "lighthouse" not in diff.text
+    assert diff.status_code == 404 and "lighthouse" not in diff.text
+
+
+def test_a_member_granted_an_agent_cannot_tell_whether_its_owner_staged_a_write(
+    ui: tuple[UiServer, dict[str, str]],
+) -> None:
+    server, tokens = ui
+    with closing(server.member(tokens["onlooker"])) as member:
+        staged = member.get("/ui/staging/spare-desk", params={"member": "spare-desk"})
+        unstaged = member.get("/ui/staging/calm-desk")
+        listing = member.get("/ui/staging")
+    assert staged.status_code == unstaged.status_code == 404
+    assert "lighthouse" not in staged.text and "spare-desk" not in listing.text
+    assert staged.text.replace("spare-desk", "X") == unstaged.text.replace("calm-desk", "X")
 
 
 def test_the_operator_promotes_a_staged_write_into_one_commit_naming_both(
