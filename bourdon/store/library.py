@@ -483,9 +483,7 @@ class Library:
     ) -> WriteResult:
         """Merge a staged write (passed through ``clean``) into the live manifest, one commit."""
         staged_path = staging_path(caller, agent_id)
-        staged = self._manifests.data(staged_path, None, f"{caller}/{agent_id} in staging")
-        asked = [n for n in staged.get(forgetting.FORGET_REQUEST) or [] if isinstance(n, str)]
-        staged = {k: v for k, v in staged.items() if k != forgetting.FORGET_REQUEST}
+        staged, asked = self._staged_rows(caller, agent_id)
         also: dict[str, bytes | None] = {staged_path: None}
         if asked:  # a staged forget: tombstoned like one the operator made
             also[FORGOTTEN] = forgetting.format_tombstones(
@@ -502,6 +500,25 @@ class Library:
             extra={"Stager": caller},
             force=True,
         )
+
+    def promotion(
+        self, caller: str, agent_id: str, clean: Clean = None
+    ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        """The live manifest and what ``promote`` would make of it (nothing is written): the
+        staged write's review shows exactly the rows promotion merges."""
+        staged, asked = self._staged_rows(caller, agent_id)
+        live: dict[str, Any] | None = None
+        with contextlib.suppress(NotFoundError):
+            live = dict(self.read(agent_id).data)
+        compute = changes.promoting(clean(staged) if clean else staged, forgotten=asked)
+        return live, compute(live)[0]
+
+    def _staged_rows(self, caller: str, agent_id: str) -> tuple[dict[str, Any], list[str]]:
+        """A staged write without its forget request, and the names that request asks for."""
+        path = staging_path(caller, agent_id)
+        staged = self._manifests.data(path, None, f"{caller}/{agent_id} in staging")
+        asked = [n for n in staged.get(forgetting.FORGET_REQUEST) or [] if isinstance(n, str)]
+        return {k: v for k, v in staged.items() if k != forgetting.FORGET_REQUEST}, asked
 
     def reject(self, caller: str, agent_id: str, provenance: Provenance | None = None) -> str:
         """Drop a staged write (kept in history); return the commit."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import jinja2
@@ -49,11 +50,14 @@ def marked(snippet: Any) -> list[str]:
 
 
 def shown(value: Any) -> str:
-    """A field's value as a line of text: lists joined, nothing as ``-``."""
-    if value is None or value in ("", []):
+    """A field's value as a line of text: lists joined, mappings as ``key: value``, nothing
+    as ``-``."""
+    if value is None or value in ("", [], {}):
         return "-"
     if isinstance(value, list | tuple):
-        return ", ".join(str(v) for v in value)
+        return ", ".join(shown(v) for v in value)
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k}: {shown(v)}" for k, v in value.items())
     return str(value)
 
 

@@ -9,6 +9,14 @@ if TYPE_CHECKING:
 
 
 def all_pages() -> list[Page]:
-    from bourdon.serve.web.pages import agent, entity, library, login, search
+    from bourdon.serve.web.pages import agent, entity, history, library, login, search, staging
 
-    return [*login.PAGES, *library.PAGES, *agent.PAGES, *entity.PAGES, *search.PAGES]
+    return [
+        *login.PAGES,
+        *library.PAGES,
+        *agent.PAGES,
+        *entity.PAGES,
+        *search.PAGES,
+        *history.PAGES,
+        *staging.PAGES,
+    ]
