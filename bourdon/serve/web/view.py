@@ -76,15 +76,22 @@ class View:
         return {"access_level": self.level}
 
     async def read(
-        self, op: str, namespace: str | None, work: Callable[[Caller, Decision], Any]
+        self,
+        op: str,
+        namespace: str | None,
+        work: Callable[[Caller, Decision], Any],
+        *,
+        writes: bool = False,
     ) -> Any:
         """``work``'s answer under the policy rule of ``op`` (a tool or resource name) for
         ``namespace``, through the guard as a tool call is: decided, audited, and a refusal
         or a failure raised as ``ToolFailed``. For what no single tool answers (a page of
-        one agent's rows, counts by visibility), with the caller's scope (``scope_of``)."""
+        one agent's rows, counts by visibility), with the caller's scope (``scope_of``).
+        ``writes``: ``work`` changes the library (run in a worker thread, and the index takes
+        the change in before the answer), as the write tools run."""
         guard = self.server.bourdon_guard  # type: ignore[attr-defined]
         with acting_as(self.session.caller):
-            answer = await guard.run(op, namespace, work)
+            answer = await guard.run(op, namespace, work, writes=writes)
         return _answer(answer)
 
     async def call(self, op: str, /, **arguments: Any) -> dict[str, Any]:

@@ -23,7 +23,6 @@ from bourdon.access.redact import redacted
 from bourdon.digest import digest8
 from bourdon.errors import InputError
 from bourdon.serve.caller import audience_of, scope_of
-from bourdon.serve.httpgate import acting_as
 from bourdon.serve.web.app import Page
 from bourdon.serve.web.filters import plural
 from bourdon.serve.web.links import PREFIX, segment
@@ -35,7 +34,7 @@ from bourdon.serve.web.pages.history import (
     row_diff,
     row_limit,
 )
-from bourdon.serve.web.view import View, _answer
+from bourdon.serve.web.view import View
 from bourdon.status import sections
 from bourdon.store.library import Library
 from bourdon.store.staging import StagedWrite, staged_caller
@@ -170,10 +169,8 @@ async def _write(view: View, verb: str) -> Response:
         return f"rejected the staged write of {staged.caller} for {agent_id}, commit {version[:8]}"
 
     # Under commit_to_federation's rule: promotion is the live write the member asked for.
-    guard = view.server.bourdon_guard  # type: ignore[attr-defined]
-    with acting_as(view.caller):
-        answer = await guard.run("commit_to_federation", agent_id, work, writes=True)
-    NOTICES.put(view.session.id, _answer(answer))
+    answer = await view.read("commit_to_federation", agent_id, work, writes=True)
+    NOTICES.put(view.session.id, answer)
     return view.web.secured(RedirectResponse(link(view, "/staging"), status_code=303))
 
 
