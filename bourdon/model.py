@@ -15,7 +15,7 @@ import enum
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal, get_args
 
 from bourdon.errors import InputError
 
@@ -33,7 +33,7 @@ WORKSTREAMS: Final = "known_workstreams"
 NOTES: Final = "notes"
 ROW_SECTIONS: Final = (ENTITIES, SESSIONS, WORKSTREAMS, NOTES)
 
-AGENT_TYPES: Final = (
+AgentType = Literal[
     "code-assistant",
     "note-capture",
     "local-swarm",
@@ -43,7 +43,8 @@ AGENT_TYPES: Final = (
     "project-manager",
     "tutor",
     "other",
-)
+]
+AGENT_TYPES: Final[tuple[str, ...]] = get_args(AgentType)
 AGENT_FIELDS: Final = ("id", "type", "instance", "role_narrative")
 
 # Fields holding lists of strings: merged as a union, and a bare string is one item.

@@ -404,6 +404,11 @@ async def test_updating_a_workstream_without_a_status_keeps_its_status(
     )
 
 
+def local_and_utc_days() -> set[str]:
+    """Today's date on the local clock and in UTC (they differ for part of every day)."""
+    return {datetime.now().date().isoformat(), datetime.now(UTC).date().isoformat()}
+
+
 async def test_a_session_without_a_date_is_dated_today_and_an_empty_one_is_kept_empty(
     client: Client, root: Path
 ) -> None:
@@ -417,18 +422,20 @@ async def test_a_session_without_a_date_is_dated_today_and_an_empty_one_is_kept_
     assert commit_count(root) == count
     # No date at all (or null): today's, and the answer says so.
     undated = [{"cwd": "/src/x"}, {"cwd": "/src/y", "date": None}]
+    before = datetime.now().date().isoformat()  # a call across midnight may give either day
     done = await call(client, "commit_to_federation", agent_id="desk-today", agent_type="other",
                       sessions=undated)  # fmt: skip
+    today = {before, datetime.now().date().isoformat()}
     assert any("sessions[0], sessions[1]" in w for w in done["meta"]["warnings"]), done["meta"]
-    today = {datetime.now().date().isoformat()}
     assert {s["date"] for s in rows(root, "desk-today", "recent_sessions")} <= today
 
+    before_days = local_and_utc_days()
     await call(client, "commit_to_federation", agent_id="desk",
                sessions=[{"date": "", "cwd": "/src/undated"},
                          {"date": "2026-11-02", "cwd": "/src/dated"}])  # fmt: skip
+    today = before_days | local_and_utc_days()
     dates = {s["cwd"]: s["date"] for s in rows(root, "desk", "recent_sessions")}
     assert dates == {"/src/undated": "", "/src/dated": "2026-11-02"}
-    today = {datetime.now(UTC).date().isoformat(), datetime.now().date().isoformat()}
     assert not today & set(dates.values()), "today's date was substituted for an empty one"
     with Library.open(root) as library:
         raw = library.read_bytes("desk").decode()

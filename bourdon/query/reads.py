@@ -51,17 +51,22 @@ def find_entity(
     """Entities by name across agents: exact, alias, then near misses, each saying how."""
     query = require_text(name, "name", "bourdon")
     access = resolve(access_level, include_private, scope=scope)
-    groups = group_matches(index.match(query, visible=access.allows), access, index.lifecycle())
+    # The names and aliases of every level, looked up once: the caller's own matches are those
+    # it may see (near misses only when there are none), the hint counts the others.
+    named = index.match(query, fuzzy=False)
+    mine = [m for m in named if access.allows(m.row)] or index.match(query, visible=access.allows)
+    groups = group_matches(mine, access, index.lifecycle())
     asked = {"name": query, "access_level": access_level, "include_private": include_private}
     answer = _matches_answer(index, access, groups, asked)
     shown = {fold(g["name"]) for g in groups}
+    # Names and aliases only: near misses would cost a typo search per level, on every call.
+    unseen = [m.row for m in named if fold(m.row.name) not in shown]
+    if unseen:
 
-    def more_at(wider: Access) -> int:
-        # Names and aliases only: near misses would cost a typo search per level, on every call.
-        rows = index.match(query, fuzzy=False, visible=wider.allows)
-        return len({fold(m.row.name) for m in rows} - shown)
+        def more_at(wider: Access) -> int:
+            return len({fold(row.name) for row in unseen if wider.allows(row)})
 
-    answer["meta"].update(hidden(access, scope, more_at))
+        answer["meta"].update(hidden(access, scope, more_at))
     return answer
 
 

@@ -43,24 +43,9 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from bourdon.readers.base import (
-    Health,
-    ReaderContext,
-    ReadResult,
-    ReadStats,
-    default_health,
-)
-from bourdon.readers.common.assembly import Draft, assemble
-from bourdon.readers.common.clinetasks import (
-    Dialect,
-    RuleFile,
-    extension_roots,
-    given_roots,
-    read_root,
-    rule_notes,
-)
+from bourdon.readers.base import Health, ReaderContext, ReadResult, default_health
+from bourdon.readers.common.clinetasks import Dialect, RuleFile, fork_locations, read_fork
 from bourdon.readers.common.paths import is_windows_path
-from bourdon.readers.common.text import unique
 
 NAME: Final = "cline"
 EXTENSION: Final = "saoudrizwan.claude-dev"
@@ -95,7 +80,7 @@ class ClineReader:
         """Every editor's Cline folder, then ``~/.cline/data`` (``CLINE_DIR``)."""
         native = ctx.env.get("CLINE_DIR")
         cli = Path(native) if native else ctx.home / ".cline" / "data"
-        return unique([*extension_roots(ctx, EXTENSION), cli])
+        return fork_locations(ctx, EXTENSION, cli)
 
     def health(self, ctx: ReaderContext) -> Health:
         """Ready when a Cline store is found and readable."""
@@ -103,13 +88,9 @@ class ClineReader:
 
     def read(self, ctx: ReaderContext) -> ReadResult:
         """Every task root present, then the rules files of the tasks' folders, as one view."""
-        stats = ReadStats()
-        drafts: list[Draft] = []
-        for root in given_roots(ctx, self.store_env, EXTENSION, self.locations(ctx)):
-            drafts += read_root(root, DIALECT, stats)
-        folders = sorted({d.cwd for d in drafts if d.cwd})
-        notes = rule_notes(_rules(folders, ctx), "Cline", "cline-rule", ctx, stats)
-        return ReadResult(assemble(self.name, drafts, notes, ctx, stats), stats)
+        return read_fork(
+            self, ctx, EXTENSION, DIALECT, lambda folders: _rules(folders, ctx), "Cline"
+        )
 
 
 def _rules(folders: list[str], ctx: ReaderContext) -> list[RuleFile]:

@@ -43,15 +43,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from bourdon.readers.base import Health, ReaderContext, ReadResult, ReadStats, default_health
-from bourdon.readers.common.assembly import Draft, assemble
+from bourdon.readers.base import Health, ReaderContext, ReadResult, default_health
 from bourdon.readers.common.clinetasks import (
     Dialect,
-    extension_roots,
+    RuleFile,
+    fork_locations,
     fork_rules,
-    given_roots,
-    read_root,
-    rule_notes,
+    read_fork,
 )
 
 NAME: Final = "kilo-code"
@@ -97,7 +95,7 @@ class KiloCodeReader:
 
     def locations(self, ctx: ReaderContext) -> list[Path]:
         """Every editor's Kilo Code folder, then the legacy CLI's ``~/.kilocode/cli/global``."""
-        return [*extension_roots(ctx, EXTENSION), ctx.home / ".kilocode" / "cli" / "global"]
+        return fork_locations(ctx, EXTENSION, ctx.home / ".kilocode" / "cli" / "global")
 
     def health(self, ctx: ReaderContext) -> Health:
         """Ready when a Kilo Code task store is found; else whether Kilo 1.0+'s store is here."""
@@ -114,14 +112,11 @@ class KiloCodeReader:
 
     def read(self, ctx: ReaderContext) -> ReadResult:
         """Every task root present, then the rules of the tasks' workspaces, as one view."""
-        stats = ReadStats()
-        drafts: list[Draft] = []
-        for root in given_roots(ctx, self.store_env, EXTENSION, self.locations(ctx)):
-            drafts += read_root(root, DIALECT, stats)
-        folders = sorted({d.cwd for d in drafts if d.cwd})
-        places = fork_rules(ctx.home / ".kilocode", ".kilocode", ".kilocoderules", folders)
-        notes = rule_notes(places, "Kilo", "kilo-rule", ctx, stats)
-        return ReadResult(assemble(self.name, drafts, notes, ctx, stats), stats)
+
+        def rules(folders: list[str]) -> list[RuleFile]:
+            return fork_rules(ctx.home / ".kilocode", ".kilocode", ".kilocoderules", folders)
+
+        return read_fork(self, ctx, EXTENSION, DIALECT, rules, "Kilo")
 
 
 def _newer_stores(ctx: ReaderContext) -> list[Path]:

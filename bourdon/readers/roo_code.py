@@ -54,18 +54,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from bourdon.readers.base import Health, ReaderContext, ReadResult, ReadStats, default_health
-from bourdon.readers.common.assembly import Draft, assemble
+from bourdon.readers.base import Health, ReaderContext, ReadResult, default_health
 from bourdon.readers.common.clinetasks import (
     Dialect,
-    extension_roots,
+    RuleFile,
+    fork_locations,
     fork_rules,
-    given_roots,
-    read_root,
-    rule_notes,
+    read_fork,
 )
-from bourdon.readers.common.jsonc import load_jsonc
-from bourdon.readers.common.text import unique
 
 NAME: Final = "roo-code"
 EXTENSION: Final = "rooveterinaryinc.roo-cline"
@@ -105,10 +101,8 @@ class RooCodeReader:
     def locations(self, ctx: ReaderContext) -> list[Path]:
         """The editors' ``customStoragePath`` folders, every editor's Roo Code folder, then the
         Roo CLI's ``~/.vscode-mock/global-storage``."""
-        defaults = extension_roots(ctx, EXTENSION)
-        return unique(
-            [*_custom_paths(defaults), *defaults, ctx.home / ".vscode-mock" / "global-storage"]
-        )
+        mock = ctx.home / ".vscode-mock" / "global-storage"
+        return fork_locations(ctx, EXTENSION, mock, moved_by=SETTING)
 
     def health(self, ctx: ReaderContext) -> Health:
         """Ready when a Roo Code store is found and readable."""
@@ -116,23 +110,8 @@ class RooCodeReader:
 
     def read(self, ctx: ReaderContext) -> ReadResult:
         """Every task root present, then the rules of the tasks' workspaces, as one view."""
-        stats = ReadStats()
-        drafts: list[Draft] = []
-        for root in given_roots(ctx, self.store_env, EXTENSION, self.locations(ctx)):
-            drafts += read_root(root, DIALECT, stats)
-        folders = sorted({d.cwd for d in drafts if d.cwd})
-        places = fork_rules(ctx.home / ".roo", ".roo", ".roorules", folders)
-        notes = rule_notes(places, "Roo", "roo-rule", ctx, stats)
-        return ReadResult(assemble(self.name, drafts, notes, ctx, stats), stats)
 
+        def rules(folders: list[str]) -> list[RuleFile]:
+            return fork_rules(ctx.home / ".roo", ".roo", ".roorules", folders)
 
-def _custom_paths(roots: list[Path]) -> list[Path]:
-    """``roo-cline.customStoragePath`` from the ``settings.json`` beside each extension root."""
-    found = []
-    for root in roots:  # <User>/globalStorage/<extension>: the settings are in <User>
-        settings = root.parent.parent / "settings.json"
-        data = load_jsonc(settings, ReadStats()) if settings.is_file() else None
-        value = data.get(SETTING) if isinstance(data, dict) else None
-        if isinstance(value, str) and Path(value).is_absolute():
-            found.append(Path(value))
-    return found
+        return read_fork(self, ctx, EXTENSION, DIALECT, rules, "Roo")

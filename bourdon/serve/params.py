@@ -11,18 +11,22 @@ Descriptions are one-line prose of at least three words (``tests/test_tool_descr
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, SkipValidation, WithJsonSchema
 
+from bourdon import model
 from bourdon.model import ENTITIES, NOTES, SESSIONS, WORKSTREAMS
 from bourdon.serve.writes import rows
+
+Values = TypeVar("Values")
+# A closed set: its enum in the schema, its check left to the tool (a 400 naming the values).
+Choice = Annotated[Values, SkipValidation]
 
 # -- what to read -------------------------------------------------------------------------
 
 AccessLevel = Annotated[
-    Literal["public", "team", "private"],
-    SkipValidation,
+    Choice[Literal["public", "team", "private"]],
     Field(
         description=(
             "The widest visibility of rows to read: public, team or private. Most rows are "
@@ -32,8 +36,7 @@ AccessLevel = Annotated[
     ),
 ]
 BriefAccessLevel = Annotated[
-    Literal["public", "team"],
-    SkipValidation,
+    Choice[Literal["public", "team"]],
     Field(description="The widest visibility of rows the brief may use: public or team."),
 ]
 IncludePrivate = Annotated[
@@ -97,19 +100,7 @@ AgentId = Annotated[
     ),
 ]
 AgentType = Annotated[
-    Literal[
-        "code-assistant",
-        "note-capture",
-        "local-swarm",
-        "customer-support",
-        "research-assistant",
-        "creative-collaborator",
-        "project-manager",
-        "tutor",
-        "other",
-    ]
-    | None,
-    SkipValidation,
+    Choice[model.AgentType | None],
     Field(description="What kind of agent this is; needed only when the agent is new."),
 ]
 SessionId = Annotated[
@@ -130,8 +121,7 @@ ExpectedDigest = Annotated[
     ),
 ]
 Mode = Annotated[
-    Literal["merge", "replace"],
-    SkipValidation,
+    Choice[Literal["merge", "replace"]],
     Field(
         description=(
             "merge unions the rows with the agent's memory; replace writes only what is given "
@@ -140,8 +130,7 @@ Mode = Annotated[
     ),
 ]
 OnClamp = Annotated[
-    Literal["spill", "evict", "reject"],
-    SkipValidation,
+    Choice[Literal["spill", "evict", "reject"]],
     Field(
         description=(
             "When a merge grows a list field past its limit (a session's key_actions, an "
@@ -154,61 +143,54 @@ OnClamp = Annotated[
 # -- which rows ---------------------------------------------------------------------------
 
 WorkstreamStatus = Annotated[
-    Literal["active", "paused", "done", "archived"] | None,
-    SkipValidation,
+    Choice[Literal["active", "paused", "done", "archived"] | None],
     Field(description="Only workstreams in this status; omit for every status."),
 ]
+Kind = Literal["entity", "session", "workstream", "note"]
 RowKind = Annotated[
-    Literal["entity", "session", "workstream", "note"],
-    SkipValidation,
+    Choice[Kind],
     Field(description="The kind of row: entity, session, workstream or note."),
 ]
 RowKindFilter = Annotated[
-    Literal["entity", "session", "workstream", "note"] | None,
-    SkipValidation,
+    Choice[Kind | None],
     Field(description="Only rows of this kind: entity, session, workstream or note."),
 ]
 Relationship = Literal["RELATED_TO", "FOCUSES_ON", "TOUCHES", "MENTIONS"]
 BriefFormat = Annotated[
-    Literal["markdown", "json", "xml", "compact", "brief", "yaml"],
-    SkipValidation,
+    Choice[Literal["markdown", "json", "xml", "compact", "brief", "yaml"]],
     Field(description="How the brief is written: markdown, json, xml, compact, brief or yaml."),
 ]
 
 # -- rows to commit (typed objects read from the L5 schema: ``writes.rows``) ---------------
 
-ROWS = " Each needs {needed}; other fields are optional, and fields of your own (x-...) are kept."
+RowList = list[dict[str, Any]] | None
+
+
+def typed_rows(section: str, what: str, needed: str) -> WithJsonSchema:
+    """The schema of a list of ``section`` rows, described as ``what`` and what each needs."""
+    return WithJsonSchema(
+        {
+            **rows.rows_schema(section),
+            "description": f"{what} Each needs {needed}; other fields are optional, and fields "
+            "of your own (x-...) are kept.",
+        }
+    )
+
+
 Entities = Annotated[
-    list[dict[str, Any]] | None,
-    WithJsonSchema(rows.rows_schema(ENTITIES)),
-    Field(
-        description="Durable facts: projects, people, libraries, decisions."
-        + ROWS.format(needed="a name")
-    ),
+    RowList,
+    typed_rows(ENTITIES, "Durable facts: projects, people, libraries, decisions.", "a name"),
 ]
 Sessions = Annotated[
-    list[dict[str, Any]] | None,
-    WithJsonSchema(rows.rows_schema(SESSIONS)),
-    Field(
-        description="What happened in working sessions."
-        + ROWS.format(needed="a date (omitted: today)")
-    ),
+    RowList,
+    typed_rows(SESSIONS, "What happened in working sessions.", "a date (omitted: today)"),
 ]
 Workstreams = Annotated[
-    list[dict[str, Any]] | None,
-    WithJsonSchema(rows.rows_schema(WORKSTREAMS)),
-    Field(
-        description="Initiatives spanning several sessions, with their status."
-        + ROWS.format(needed="a name")
-    ),
+    RowList,
+    typed_rows(WORKSTREAMS, "Initiatives spanning several sessions, with their status.", "a name"),
 ]
 Notes = Annotated[
-    list[dict[str, Any]] | None,
-    WithJsonSchema(rows.rows_schema(NOTES)),
-    Field(
-        description="Short dated facts."
-        + ROWS.format(needed="a text (its date, omitted, is today)")
-    ),
+    RowList, typed_rows(NOTES, "Short dated facts.", "a text (its date, omitted, is today)")
 ]
 MaxItems = Annotated[int, Field(description="Most items in the brief, clamped to 1..20.")]
 MaxChars = Annotated[int, Field(description="Most characters of the brief, clamped to 320..8000.")]

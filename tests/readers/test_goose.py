@@ -7,21 +7,16 @@ import json
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from bourdon.access.homebound import stays_home
-from bourdon.formats import yamlio
-from bourdon.ingest.fingerprint import store_fingerprint
-from bourdon.readers.base import Reader, ReadResult, store_path
+from bourdon.readers.base import ReadResult
 from bourdon.readers.goose import GooseReader
-from bourdon.store.library import Library
-from bourdon.testing.readercheck import reader_context, snapshot
-from tests.support.walwriter import held_open
+from bourdon.testing.readercheck import reader_context
+from tests.support.stores import database
+from tests.support.stores.database import DatabaseStore, session
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "stores" / "goose"
 SESSIONS = Path(".local") / "share" / "goose" / "sessions"
@@ -43,10 +38,13 @@ def make_home(parent: Path) -> Path:
     return home
 
 
-def session(result: ReadResult, sid: str) -> dict[str, Any]:
-    rows: list[dict[str, Any]] = result.manifest["recent_sessions"]
-    (row,) = [s for s in rows if s.get("session_id") == sid]
-    return row
+GOOSE = DatabaseStore(
+    GooseReader,
+    make_home,
+    database=SESSIONS / "sessions.db",
+    instructions=Path(".config") / "goose" / ".goosehints",
+    sessions=6,
+)
 
 
 @pytest.fixture(scope="module")
@@ -56,34 +54,29 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def result(home: Path) -> ReadResult:
-    return GooseReader().read(reader_context(home))
+    return GOOSE.read(home)
 
 
 # -- the rows ---------------------------------------------------------------------------------
 
 
 def test_protocol_and_names() -> None:
-    reader = GooseReader()
-    assert isinstance(reader, Reader)
-    assert (reader.name, reader.agent_type, reader.store_env) == (
-        "goose",
-        "code-assistant",
-        "BOURDON_GOOSE_STORE",
-    )
+    database.check_names(GOOSE, "goose", "BOURDON_GOOSE_STORE")
 
 
 def test_sessions_newest_first_from_both_stores(result: ReadResult) -> None:
-    ids = [s["session_id"] for s in result.manifest["recent_sessions"]]
-    assert ids == [
-        "20260309_1",
-        "20260308_090000",
-        "20260306_1",
-        "20260306_140000",
-        "20260304_233000",
-        "20260302_101500",
-    ]  # not the sub_agent nor the hidden session
-    assert result.stats.sessions == 6
-    assert result.manifest["agent"] == {"id": "goose", "type": "code-assistant"}
+    database.check_sessions(
+        GOOSE,
+        result,
+        [
+            "20260309_1",
+            "20260308_090000",
+            "20260306_1",
+            "20260306_140000",
+            "20260304_233000",
+            "20260302_101500",
+        ],  # not the sub_agent nor the hidden session
+    )
 
 
 def test_database_session(result: ReadResult) -> None:
@@ -148,14 +141,15 @@ def test_entities_and_notes(result: ReadResult) -> None:
 
 
 def test_messy_records_are_survived(result: ReadResult) -> None:
-    stats = result.stats
-    assert stats.partial_tail == 1  # the torn last line of the harbor session
-    # A line cut inside a record, garbage.jsonl's two lines, a content_json that is not JSON.
-    assert stats.skipped == 4
-    assert any("unreadable.jsonl" in p for p in stats.problems)
-    text = yamlio.dump(result.manifest).decode()
-    for absent in ("STALE", "HIDDEN", "SUBAGENT", "PARTIAL", "guide.md", "intro.md", "match.py"):
-        assert absent not in text
+    database.check_messy_records_survived(
+        result,
+        # A line cut inside a record, garbage.jsonl's two lines, a content_json that is not JSON.
+        skipped=4,
+        partial_tail=1,  # the torn last line of the harbor session
+        too_large=0,
+        problem="unreadable.jsonl",
+        absent=("STALE", "HIDDEN", "SUBAGENT", "PARTIAL", "guide.md", "intro.md", "match.py"),
+    )
 
 
 def test_project_hints_of_a_folder_present_here(tmp_path: Path) -> None:
@@ -171,7 +165,7 @@ def test_project_hints_of_a_folder_present_here(tmp_path: Path) -> None:
     (sessions / "20260302_1.jsonl").write_text(
         json.dumps(meta) + "\n" + json.dumps(prompt) + "\n", encoding="utf-8"
     )
-    result = GooseReader().read(reader_context(home))
+    result = GOOSE.read(home)
     assert result.manifest["notes"] == [
         {
             "date": "2026-03-01",
@@ -195,90 +189,55 @@ LIVE_ROWS = (
 )
 
 
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[Path]:
-    """The fixture store with a writer holding sessions.db open in WAL mode, uncheckpointed."""
-    home = make_home(tmp_path)
-    with held_open(home / SESSIONS / "sessions.db", LIVE_ROWS):
-        yield home
-
-
-def test_live_wal_store_is_read_and_left_untouched(live: Path) -> None:
-    assert (live / SESSIONS / "sessions.db-wal").exists()
-    before = snapshot(live)
-    result = GooseReader().read(reader_context(live))
-    assert snapshot(live) == before
-    row = session(result, "20260309_9")
-    assert (row["date"], row["key_actions"]) == (
-        "2026-03-09",
-        ["Live session", "still being written"],
+def test_live_wal_store_is_read_and_left_untouched(tmp_path: Path) -> None:
+    database.check_live_database_read_untouched(
+        GOOSE,
+        tmp_path,
+        LIVE_ROWS,
+        "20260309_9",
+        ("2026-03-09", ["Live session", "still being written"]),
     )
 
 
 def test_jsonl_store_is_never_written(tmp_path: Path) -> None:
-    home = make_home(tmp_path)
-    (home / SESSIONS / "sessions.db").unlink()
-    before = snapshot(home)
-    result = GooseReader().read(reader_context(home))
-    assert snapshot(home) == before
-    assert session(result, "20260308_090000")["key_actions"] == [
-        "Old legacy copy",
-        "STALE legacy prompt",
-    ]  # without the database, the JSONL copy is all there is
+    database.check_json_copy_read_untouched(
+        GOOSE, tmp_path, "20260308_090000", ["Old legacy copy", "STALE legacy prompt"]
+    )
 
 
 # -- where the store is -------------------------------------------------------------------------
 
 
 def test_locations_and_overrides(home: Path, tmp_path: Path) -> None:
-    reader = GooseReader()
     empty = tmp_path / "empty"
     empty.mkdir()
-    missing = reader.health(reader_context(empty))
-    assert not missing.ok and "BOURDON_GOOSE_STORE" in (missing.fix or "")
-    assert reader.read(reader_context(empty)).manifest["recent_sessions"] == []
-    assert reader.health(reader_context(home)).ok
     data = home / ".local" / "share"
-    assert reader.read(reader_context(empty, env={"XDG_DATA_HOME": str(data)})).stats.sessions == 6
     root = tmp_path / "root"
     shutil.copytree(data / "goose", root / "data")
-    assert reader.read(reader_context(empty, env={"GOOSE_PATH_ROOT": str(root)})).stats.sessions
-    named = reader_context(empty, env={"BOURDON_GOOSE_STORE": str(data / "goose" / "sessions")})
-    assert reader.read(named).stats.sessions == 6
-    assert reader.read(reader_context(empty, store=data / "goose")).stats.sessions == 6
-    windows = reader.locations(reader_context(empty, env={"APPDATA": "C:/Users/dana/AppData"}))
+    moved = [
+        reader_context(empty, env={"XDG_DATA_HOME": str(data)}),
+        reader_context(empty, env={"GOOSE_PATH_ROOT": str(root)}),
+        reader_context(empty, env={"BOURDON_GOOSE_STORE": str(data / "goose" / "sessions")}),
+        reader_context(empty, store=data / "goose"),
+    ]
+    database.check_overrides(GOOSE, home, empty, moved)
+    windows = GooseReader().locations(
+        reader_context(empty, env={"APPDATA": "C:/Users/dana/AppData"})
+    )
     assert Path("C:/Users/dana/AppData") / "Block" / "goose" / "data" / "sessions" in windows
 
 
 def test_output_commits_into_a_library(result: ReadResult, tmp_path: Path) -> None:
-    library = Library.init(tmp_path / "lib")
-    try:
-        library.regenerate("goose", result.manifest, reader="goose")
-        counts = library.read("goose").counts()
-        assert counts["recent_sessions"] == 6
-        assert counts["known_entities"] == len(result.manifest["known_entities"])
-    finally:
-        library.close()
+    database.check_commits_into_a_library(GOOSE, result, tmp_path)
 
 
 def test_an_edited_instructions_file_changes_the_store_fingerprint(tmp_path: Path) -> None:
-    home = make_home(tmp_path)
-    reader, ctx = GooseReader(), reader_context(home)
-    store = store_path(reader, ctx)
-    assert store is not None
-    before = store_fingerprint(reader, ctx, store)
-    assert store_fingerprint(reader, ctx, store) == before
-    (home / ".config" / "goose" / ".goosehints").write_text("Something new.\n", encoding="utf-8")
-    assert store_fingerprint(reader, ctx, store) != before
+    database.check_edited_instructions_change_the_fingerprint(GOOSE, tmp_path)
 
 
 def test_hints_notes_stay_home_for_a_keep_home_audience(result: ReadResult) -> None:
-    (note,) = result.manifest["notes"]
-    assert stays_home("notes", note)
+    database.check_notes_stay_home(result)
 
 
 def test_private_prompt_setting_keeps_prompts_and_notes_home(home: Path) -> None:
-    result = GooseReader().read(reader_context(home, prompt_visibility="private"))
-    rows = [*result.manifest["recent_sessions"], *result.manifest["notes"]]
-    assert rows and {r["visibility"] for r in rows} == {"private"}
-    assert {e["visibility"] for e in result.manifest["known_entities"]} == {"team", "private"}
+    database.check_private_prompts_stay_home(GOOSE, home)

@@ -6,21 +6,16 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from bourdon.access.homebound import stays_home
-from bourdon.formats import yamlio
-from bourdon.ingest.fingerprint import store_fingerprint
-from bourdon.readers.base import MAX_JSON_FILE, Reader, ReadResult, store_path
+from bourdon.readers.base import MAX_JSON_FILE, ReadResult
 from bourdon.readers.opencode import OpenCodeReader
-from bourdon.store.library import Library
-from bourdon.testing.readercheck import reader_context, snapshot
-from tests.support.walwriter import held_open
+from bourdon.testing.readercheck import reader_context
+from tests.support.stores import database
+from tests.support.stores.database import DatabaseStore, session
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "stores" / "opencode"
 DATA = Path(".local") / "share" / "opencode"
@@ -46,10 +41,13 @@ def make_home(parent: Path) -> Path:
     return home
 
 
-def session(result: ReadResult, sid: str) -> dict[str, Any]:
-    rows: list[dict[str, Any]] = result.manifest["recent_sessions"]
-    (row,) = [s for s in rows if s.get("session_id") == sid]
-    return row
+OPENCODE = DatabaseStore(
+    OpenCodeReader,
+    make_home,
+    database=DATA / "opencode.db",
+    instructions=Path(".config") / "opencode" / "AGENTS.md",
+    sessions=6,
+)
 
 
 @pytest.fixture(scope="module")
@@ -59,27 +57,19 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def result(home: Path) -> ReadResult:
-    return OpenCodeReader().read(reader_context(home))
+    return OPENCODE.read(home)
 
 
 # -- the rows ---------------------------------------------------------------------------------
 
 
 def test_protocol_and_names() -> None:
-    reader = OpenCodeReader()
-    assert isinstance(reader, Reader)
-    assert (reader.name, reader.agent_type, reader.store_env) == (
-        "opencode",
-        "code-assistant",
-        "BOURDON_OPENCODE_STORE",
-    )
+    database.check_names(OPENCODE, "opencode", "BOURDON_OPENCODE_STORE")
 
 
 def test_sessions_newest_first_from_both_stores(result: ReadResult) -> None:
-    ids = [s["session_id"] for s in result.manifest["recent_sessions"]]
-    assert ids == ["ses_v2", "ses_dup", "ses_b", "ses_c", "ses_a", "ses_nodate"]
-    assert result.stats.sessions == 6
-    assert result.manifest["agent"] == {"id": "opencode", "type": "code-assistant"}
+    newest_first = ["ses_v2", "ses_dup", "ses_b", "ses_c", "ses_a", "ses_nodate"]
+    database.check_sessions(OPENCODE, result, newest_first)
 
 
 def test_json_session(result: ReadResult) -> None:
@@ -159,15 +149,15 @@ def test_entities_and_notes(result: ReadResult) -> None:
 
 
 def test_messy_records_are_survived(result: ReadResult) -> None:
-    stats = result.stats
-    # Not JSON: ses_garbage.json, a part cut mid-write, a message row of the database.
-    assert stats.skipped == 3
-    assert stats.too_large == 1
-    assert any("prt_zz.json" in p for p in stats.problems)
-    text = yamlio.dump(result.manifest).decode()
     words = ("SUBAGENT", "STALE", "CUT MID", "ORPHAN", "BACKFILL", "COMPACTED")
-    for absent in (*words, "broken.py", "README.md", "fail.py"):
-        assert absent not in text
+    database.check_messy_records_survived(
+        result,
+        skipped=3,  # Not JSON: ses_garbage.json, a part cut mid-write, a message row of the database.
+        partial_tail=0,
+        too_large=1,
+        problem="prt_zz.json",
+        absent=(*words, "broken.py", "README.md", "fail.py"),
+    )
 
 
 # -- the store is never written ---------------------------------------------------------------
@@ -184,86 +174,46 @@ WAL_ROWS = (
 )
 
 
-@pytest.fixture
-def live(tmp_path: Path) -> Iterator[Path]:
-    """The fixture store with a writer holding opencode.db open in WAL mode, uncheckpointed."""
-    home = make_home(tmp_path)
-    with held_open(home / DATA / "opencode.db", WAL_ROWS):
-        yield home
-
-
-def test_live_wal_store_is_read_and_left_untouched(live: Path) -> None:
-    assert (live / DATA / "opencode.db-wal").exists()
-    before = snapshot(live)
-    result = OpenCodeReader().read(reader_context(live))
-    assert snapshot(live) == before
-    row = session(result, "ses_live")
-    assert (row["date"], row["key_actions"]) == (
-        "2026-03-09",
-        ["Live session", "still being written"],
-    )
+def test_live_wal_store_is_read_and_left_untouched(tmp_path: Path) -> None:
+    want = ("2026-03-09", ["Live session", "still being written"])
+    database.check_live_database_read_untouched(OPENCODE, tmp_path, WAL_ROWS, "ses_live", want)
 
 
 def test_json_store_is_never_written(tmp_path: Path) -> None:
-    home = make_home(tmp_path)
-    (home / DATA / "opencode.db").unlink()
-    before = snapshot(home)
-    result = OpenCodeReader().read(reader_context(home))
-    assert snapshot(home) == before
-    assert session(result, "ses_dup")["key_actions"] == [
-        "Old title before migration",
-        "STALE prompt from the JSON copy",
-    ]  # without the database, the JSON copy is all there is
+    database.check_json_copy_read_untouched(
+        OPENCODE,
+        tmp_path,
+        "ses_dup",
+        ["Old title before migration", "STALE prompt from the JSON copy"],
+    )
 
 
 # -- where the store is -------------------------------------------------------------------------
 
 
 def test_locations_and_overrides(home: Path, tmp_path: Path) -> None:
-    reader = OpenCodeReader()
     empty = tmp_path / "empty"
     empty.mkdir()
-    missing = reader.health(reader_context(empty))
-    assert not missing.ok and "BOURDON_OPENCODE_STORE" in (missing.fix or "")
-    assert reader.read(reader_context(empty)).manifest["recent_sessions"] == []
-    assert reader.health(reader_context(home)).ok
     data = home / ".local" / "share"
-    moved = reader_context(empty, env={"XDG_DATA_HOME": str(data)})
-    assert reader.read(moved).stats.sessions == 6
-    named = reader_context(empty, env={"BOURDON_OPENCODE_STORE": str(data / "opencode")})
-    assert reader.read(named).stats.sessions == 6
-    assert reader.read(reader_context(empty, store=data / "opencode")).stats.sessions == 6
+    moved = [
+        reader_context(empty, env={"XDG_DATA_HOME": str(data)}),
+        reader_context(empty, env={"BOURDON_OPENCODE_STORE": str(data / "opencode")}),
+        reader_context(empty, store=data / "opencode"),
+    ]
+    database.check_overrides(OPENCODE, home, empty, moved)
 
 
 def test_output_commits_into_a_library(result: ReadResult, tmp_path: Path) -> None:
-    library = Library.init(tmp_path / "lib")
-    try:
-        library.regenerate("opencode", result.manifest, reader="opencode")
-        counts = library.read("opencode").counts()
-        assert counts["recent_sessions"] == 6
-        assert counts["known_entities"] == len(result.manifest["known_entities"])
-    finally:
-        library.close()
+    database.check_commits_into_a_library(OPENCODE, result, tmp_path)
 
 
 def test_an_edited_instructions_file_changes_the_store_fingerprint(tmp_path: Path) -> None:
-    home = make_home(tmp_path)
-    reader, ctx = OpenCodeReader(), reader_context(home)
-    store = store_path(reader, ctx)
-    assert store is not None
-    before = store_fingerprint(reader, ctx, store)
-    assert store_fingerprint(reader, ctx, store) == before
-    (home / ".config" / "opencode" / "AGENTS.md").write_text("Something new.\n", encoding="utf-8")
-    assert store_fingerprint(reader, ctx, store) != before
+    database.check_edited_instructions_change_the_fingerprint(OPENCODE, tmp_path)
 
 
 def test_instruction_notes_stay_home_for_a_keep_home_audience(result: ReadResult) -> None:
-    (note,) = result.manifest["notes"]
-    assert stays_home("notes", note)
+    database.check_notes_stay_home(result)
 
 
 def test_private_prompt_setting_keeps_prompts_and_notes_home(home: Path) -> None:
-    result = OpenCodeReader().read(reader_context(home, prompt_visibility="private"))
-    rows = [*result.manifest["recent_sessions"], *result.manifest["notes"]]
-    assert rows and {r["visibility"] for r in rows} == {"private"}
-    assert {e["visibility"] for e in result.manifest["known_entities"]} == {"team", "private"}
+    database.check_private_prompts_stay_home(OPENCODE, home)

@@ -2,7 +2,8 @@
 
 The three extensions keep the same layout, written by code Roo and Kilo forked from Cline; each
 reader names its own extension folders and its ``Dialect`` (the tool names, the words that wrap
-the user's prompt, what marks a file the agent edited). Format facts and their sources are in
+the user's prompt, what marks a file the agent edited) and its rules files, and reads them all
+the same way (``fork_locations``, ``read_fork``). Format facts and their sources are in
 each reader's docstring; what every fork shares (native-stores.md section 5, cline/cline
 ``src/core/storage/disk.ts``, ``src/shared/ExtensionMessage.ts``, ``ContextTrackerTypes.ts``):
 
@@ -32,12 +33,15 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from bourdon.readers.base import (
+    Reader,
     ReaderContext,
+    ReadResult,
     ReadStats,
     clean_text,
     load_json,
@@ -45,9 +49,10 @@ from bourdon.readers.base import (
     parse_time,
     project_name,
 )
-from bourdon.readers.common.assembly import Draft, NoteDraft
+from bourdon.readers.common.assembly import Draft, NoteDraft, assemble
 from bourdon.readers.common.files import children, described, editor_user_dirs, memory_notes
 from bourdon.readers.common.frontmatter import Meta
+from bourdon.readers.common.jsonc import load_jsonc
 from bourdon.readers.common.paths import is_windows_path, safe_text
 from bourdon.readers.common.text import unique
 from bourdon.readers.common.tools import patch_files, path_argument
@@ -82,6 +87,28 @@ def extension_roots(ctx: ReaderContext, extension: str) -> list[Path]:
     users = [d for editor in EDITORS for d in editor_user_dirs(ctx, editor)]
     users.append(ctx.home / ".vscode-server" / "data" / "User")
     return unique(user / "globalStorage" / extension for user in users)
+
+
+def fork_locations(
+    ctx: ReaderContext, extension: str, *own: Path, moved_by: str | None = None
+) -> list[Path]:
+    """Where a fork keeps its tasks, each folder once: the folders the editors' ``moved_by``
+    setting names, every editor's ``globalStorage/<extension>``, then the fork's ``own``."""
+    defaults = extension_roots(ctx, extension)
+    moved = _moved_roots(defaults, moved_by) if moved_by else []
+    return unique([*moved, *defaults, *own])
+
+
+def _moved_roots(roots: list[Path], setting: str) -> list[Path]:
+    """The absolute folders ``setting`` names in the ``settings.json`` beside each root."""
+    found = []
+    for root in roots:  # <User>/globalStorage/<extension>: the settings are in <User>
+        settings = root.parent.parent / "settings.json"
+        data = load_jsonc(settings, ReadStats()) if settings.is_file() else None
+        value = data.get(setting) if isinstance(data, dict) else None
+        if isinstance(value, str) and Path(value).is_absolute():
+            found.append(Path(value))
+    return found
 
 
 def given_roots(
@@ -131,6 +158,25 @@ def read_root(root: Path, dialect: Dialect, stats: ReadStats) -> list[Draft]:
         if parent in drafts:  # the subtask's prompt is the model's; its edits are the task's
             drafts[parent].files += drafts.pop(child).files
     return list(drafts.values())
+
+
+def read_fork(
+    reader: Reader,
+    ctx: ReaderContext,
+    extension: str,
+    dialect: Dialect,
+    rules: Callable[[list[str]], list[RuleFile]],
+    rules_of: str,
+) -> ReadResult:
+    """Every task root present, then the rules of the tasks' folders (``rules``, headed
+    ``<rules_of> rule …``, tagged ``<rules_of in lower case>-rule``), as one view."""
+    stats = ReadStats()
+    drafts: list[Draft] = []
+    for root in given_roots(ctx, reader.store_env, extension, reader.locations(ctx)):
+        drafts += read_root(root, dialect, stats)
+    folders = sorted({d.cwd for d in drafts if d.cwd})
+    notes = rule_notes(rules(folders), rules_of, f"{rules_of.lower()}-rule", ctx, stats)
+    return ReadResult(assemble(reader.name, drafts, notes, ctx, stats), stats)
 
 
 def _items(value: object) -> list[dict[str, Any]]:
