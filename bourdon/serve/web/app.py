@@ -38,7 +38,9 @@ Handler = Callable[[View], Awaitable[Response]]
 
 HEADERS: Final = {
     "cache-control": "no-store",
-    "referrer-policy": "no-referrer",  # a login link never leaves in a Referer
+    # A login link never leaves for another site in a Referer. Not "no-referrer": under it a
+    # browser sends "Origin: null" with the page's own form posts, which the door refuses.
+    "referrer-policy": "same-origin",
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
     "content-security-policy": (
