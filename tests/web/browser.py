@@ -2,13 +2,14 @@
 
 The browser is the system's chromium (``$BOURDON_CHROMIUM``, else ``chromium`` or
 ``chromium-browser`` on PATH), driven by playwright, which downloads nothing; ``.ci/run``
-installs it with apt. Without one the browser tests skip and say why. A test module loads these
-fixtures with ``pytest_plugins = ("tests.web.browser",)``.
+installs it with apt. Without one the browser tests skip and say why. tests/web/conftest.py
+imports the fixtures, so every test under tests/web/ may ask for them.
 
-``browse`` opens a page in a new context (optionally with a logged-in ``storage_state``);
+``browse`` opens a page in a new context (a ``base_url``, a logged-in ``storage_state``);
 ``shot`` saves a full page at a phone's and a desktop's width into the test's temp folder, and
 also into ``$BOURDON_UI_SCREENSHOTS`` when set (how the README's image is made);
-``assert_fits_phone`` fails when a page scrolls sideways at 375 px.
+``assert_fits_phone`` fails when a page scrolls sideways at 375 px; ``accessibility_problems``
+lists what breaks the page rules that markup alone can show (headings, labels, table headers).
 """
 
 from __future__ import annotations
@@ -36,6 +37,30 @@ _WIDE = """() => {
     .filter((e) => !e.closest(".scroll") && e.getBoundingClientRect().right > edge + 0.5)
     .slice(0, 5)
     .map((e) => e.tagName.toLowerCase() + (e.getAttribute("class") ? "." + e.getAttribute("class") : ""));
+}"""
+
+
+_RULES = """() => {
+  const problems = [];
+  const text = (e) => e.textContent.trim().slice(0, 40);
+  const h1s = document.querySelectorAll("h1").length;
+  if (h1s !== 1) problems.push(`${h1s} h1 headings`);
+  let last = 0;
+  for (const h of document.querySelectorAll("h1, h2, h3, h4, h5, h6")) {
+    const level = Number(h.tagName[1]);
+    if (level > last + 1) problems.push(`${h.tagName} "${text(h)}" follows h${last}`);
+    last = level;
+  }
+  for (const c of document.querySelectorAll("input, select, textarea")) {
+    if (["hidden", "submit", "button", "reset"].includes(c.type)) continue;
+    if (!c.labels.length && !c.getAttribute("aria-label") && !c.getAttribute("aria-labelledby"))
+      problems.push(`${c.tagName.toLowerCase()} "${c.name}" has no label`);
+  }
+  for (const th of document.querySelectorAll("th"))
+    if (!th.getAttribute("scope")) problems.push(`th "${text(th)}" has no scope`);
+  for (const e of document.querySelectorAll("a[href], button"))
+    if (!text(e) && !e.getAttribute("aria-label")) problems.push(`${e.tagName} without a name`);
+  return problems;
 }"""
 
 
@@ -67,13 +92,12 @@ def chromium() -> Iterator[Browser]:
 
 @pytest.fixture
 def browse(chromium: Browser) -> Iterator[Callable[..., Page]]:
-    """``browse(storage_state=None)``: a page in a fresh context, closed after the test."""
+    """``browse(**options)``: a page in a fresh context (``new_context`` options, such as
+    ``base_url`` or a logged-in ``storage_state``), closed after the test."""
     contexts: list[BrowserContext] = []
 
-    def open_page(storage_state: Any = None) -> Page:
-        context = chromium.new_context(
-            viewport={"width": DESKTOP, "height": HEIGHT}, storage_state=storage_state
-        )
+    def open_page(**options: Any) -> Page:
+        context = chromium.new_context(viewport={"width": DESKTOP, "height": HEIGHT}, **options)
         context.set_default_timeout(TIMEOUT_MS)
         contexts.append(context)
         return context.new_page()
@@ -83,14 +107,15 @@ def browse(chromium: Browser) -> Iterator[Callable[..., Page]]:
         context.close()
 
 
-@pytest.fixture
-def page(browse: Callable[..., Page]) -> Page:
-    """A page in a fresh context with no cookies."""
-    return browse()
-
-
 def at_width(page: Page, width: int) -> None:
     page.set_viewport_size({"width": width, "height": HEIGHT})
+
+
+def accessibility_problems(page: Page) -> list[str]:
+    """What breaks the web view's page rules: one h1, headings in order, a label for every
+    form control, ``scope`` on every table header, a name for every link and button."""
+    problems: list[str] = page.evaluate(_RULES)
+    return problems
 
 
 def assert_fits_phone(page: Page) -> None:
