@@ -16,7 +16,8 @@ What these tests assume of the pages' markup (align here after a page changes):
 - the nav links are named Library, Search, History, Staging, after the skip link and the
   "bourdon" home link, and the active one has aria-current="page";
 - the member login field is labelled "Member token" (login.html);
-- the search page has a text field labelled "Search"; a result links to the entity by name;
+- the search page has a search field (``type="search"``) in its main region; a result links
+  to the entity by its name;
 - the agent page draws its chart as an inline ``svg.chart``;
 - a commit's page names the rows it changed; the entity page names every agent that holds
   the entity and shows each one's summary;
@@ -348,7 +349,7 @@ def test_search_from_the_keyboard_then_open_an_entity_by_clicking(
 ) -> None:
     operator.goto("/ui/")
     operator.get_by_role("navigation", name="Main").get_by_role("link", name="Search").click()
-    field = operator.get_by_label("Search", exact=True)
+    field = operator.get_by_role("main").get_by_role("searchbox").first
     field.fill("ledger")
     field.press("Enter")
     expect(operator).to_have_url(re.compile(r"/ui/search\?(.*&)?q=ledger"))
@@ -441,15 +442,20 @@ DESK_PAGES = [
 PROBES = [
     "/ui/?level=private",
     "/ui/agents/codex?level=private",
+    "/ui/agents/claude-code",
+    "/ui/agents/claude-code?kind=sessions",
     "/ui/agents/claude-code?" + urlencode({"kind": "sessions", "level": "private"}),
     "/ui/agents/cursor",
     "/ui/agents/kiosk",
     entity_url(ENTITY, level="private"),
     entity_url(UNGRANTED_ENTITY),
+    entity_url(PRIVATE_ENTITY),
     entity_url(PRIVATE_ENTITY, level="private"),
     "/ui/search?" + urlencode({"q": "gateway", "level": "private"}),
     "/ui/history?agent=cursor",
+    "/ui/history?agent=claude-code",
     "/ui/history/cursor/{cursor}",
+    "/ui/history/claude-code/{claude-code}",
     "/ui/history/claude-code/{claude-code}?level=private",
     "/ui/staging/kiosk",
 ]
