@@ -1,4 +1,4 @@
-"""Real headless Chromium for the web view's tests: one browser per run, a fresh context each.
+"""Real headless Chromium for the web view's tests: one browser per module, a fresh context each.
 
 The browser is the system's chromium (``$BOURDON_CHROMIUM``, else ``chromium`` or
 ``chromium-browser`` on PATH), driven by playwright, which downloads nothing; ``.ci/run``
@@ -71,9 +71,11 @@ def chromium_path() -> str | None:
     )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Browser]:
-    """One headless Chromium for the whole run."""
+    """One headless Chromium per test module. Not per run: while playwright's sync API is
+    started, its event loop counts as running in the main thread, and every async test that
+    came after the browser tests would fail ("another loop is running")."""
     path = chromium_path()
     if path is None:
         pytest.skip(
