@@ -236,6 +236,23 @@ def test_a_rotated_or_revoked_member_is_logged_out_on_its_next_request(
         assert client.post("/ui/logout", data={"csrf": form}).status_code == 401
 
 
+def test_a_member_sees_a_changed_grant_or_tier_on_its_next_request(world: World) -> None:
+    """The session keeps who logged in, not what it was allowed then: an ungrant, a grant or
+    a new tier holds at once, as for the member's MCP requests."""
+    name = "desk-grants"
+    token = world.server.add_member(name, grants=["codex"])
+    registry = MemberRegistry(world.server.home)
+    with member(world, token) as client:
+        assert "codex" in client.get("/ui/").text
+        registry.ungrant(name, "codex")
+        assert "codex" not in client.get("/ui/").text
+        registry.grant(name, "cursor")
+        assert "cursor" in client.get("/ui/").text
+        assert "claude-code" not in client.get("/ui/").text
+        registry.set_tier(name, "trusted")
+        assert "claude-code" in client.get("/ui/").text
+
+
 def test_logging_out_ends_the_session_for_good(world: World) -> None:
     with member(world, world.desk) as client:
         old = client.cookies["bourdon_session"]
