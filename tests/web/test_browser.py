@@ -24,7 +24,8 @@ What these tests assume of the pages' markup (align here after a page changes):
 - a staged write's page has a "Promote" button for the operator (a form posting to
   /ui/staging/{agent}/promote) and neither "Promote" nor "Reject" for a member, who may open
   the staging list (its own writes only);
-- every page keeps a CSRF token in a hidden ``csrf`` field (the logout form of base.html).
+- every page keeps a CSRF token in a hidden ``csrf`` field (the logout form of base.html);
+- the level picker is labelled "Rows shown", with a "Show" button (_level.html).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from bourdon.store.library import Library
-from bourdon.store.provenance import Provenance
+from bourdon.store.provenance import Provenance, trailers
 from bourdon.testing import make_library
 from tests.support.webui import UiServer
 from tests.web.browser import DESKTOP, accessibility_problems, assert_fits_phone
@@ -363,6 +364,32 @@ def test_search_from_the_keyboard_then_open_an_entity_by_clicking(
         expect(operator.get_by_text(summary).first).to_be_visible()
 
 
+def test_search_and_the_level_picker_work_without_javascript(
+    browse: Callable[..., Page], world: World, operator_login: Login
+) -> None:
+    page = browse(
+        base_url=world.server.base, storage_state=operator_login.state, java_script_enabled=False
+    )
+    page.goto("/ui/search")
+    field = page.get_by_role("main").get_by_role("searchbox").first
+    field.fill("ledger")
+    field.press("Enter")
+    page.get_by_role("link", name=ENTITY).first.click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text(ENTITY)
+    page.goto("/ui/agents/claude-code")
+    page.get_by_label("Rows shown").select_option("private")
+    page.get_by_role("button", name="Show").click()
+    expect(page).to_have_url(re.compile(r"level=private"))
+    expect(page.get_by_text(PRIVATE_ENTITY).first).to_be_visible()
+
+
+def test_choosing_a_level_shows_it_at_once_with_javascript(operator: Page) -> None:
+    operator.goto("/ui/")
+    operator.get_by_label("Rows shown").select_option("public")
+    expect(operator).to_have_url(re.compile(r"/ui/\?level=public$"))
+    expect(operator.get_by_label("Rows shown")).to_have_value("public")
+
+
 # -- staging ---------------------------------------------------------------------------------
 
 
@@ -377,12 +404,18 @@ def test_the_operator_promotes_a_staged_write_by_clicking_promote(
     assert navigation.value.status == 200
     with Library.open(world.root) as library:
         head = library.head()
-        newest = library.history("kiosk")[0]
+        assert head is not None and head != before
+        commit = library.repo.read(head)
         rows = [row["name"] for row in library.read("kiosk").rows("known_entities")]
         waiting = [(s.caller, s.agent_id) for s in library.staged()]
-    assert head != before
-    assert newest.version_id == head
-    assert (newest.op, newest.caller, newest.stager) == ("promote", "operator", "kiosk")
+    assert commit is not None and commit[1] == "commit"
+    said = trailers(commit[2].decode("utf-8"))
+    assert (said["Op"], said["Agent"], said["Caller"], said["Stager"]) == (
+        "promote",
+        "kiosk",
+        "operator",
+        "kiosk",
+    )
     assert rows == [KIOSK_ROW]
     assert waiting == [("desk", "desk")]
 
