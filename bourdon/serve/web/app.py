@@ -38,7 +38,9 @@ Handler = Callable[[View], Awaitable[Response]]
 
 HEADERS: Final = {
     "cache-control": "no-store",
-    "referrer-policy": "no-referrer",  # a login link never leaves in a Referer
+    # A login link never leaves for another site in a Referer. Not "no-referrer": under it a
+    # browser sends "Origin: null" with the page's own form posts, which the door refuses.
+    "referrer-policy": "same-origin",
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
     "content-security-policy": (
@@ -103,7 +105,8 @@ class WebApp:
     # -- sessions ---------------------------------------------------------------------------
 
     def session_of(self, request: Request) -> Session | None:
-        """The request's live session; a member's ends once its token is rotated or revoked."""
+        """The request's live session; a member's ends once its token is rotated or revoked,
+        and reads with the member's grants and tier as they are now, not as at its login."""
         session = self.sessions.get(request.cookies.get(COOKIE))
         if session is None or session.token_sha256 is None:
             return session
@@ -114,6 +117,7 @@ class WebApp:
         if member is None or not member.active or member.token_sha256 != session.token_sha256:
             self.sessions.close(session.id)
             return None
+        session.caller = member.caller()
         return session
 
     def login_response(self, session: Session, to: str = PREFIX + "/") -> Response:
