@@ -96,6 +96,8 @@ class WebApp:
         routes.append(Route(PREFIX + "/static/{name}", self._static, methods=["GET"]))
         routes.append(Route("/", _to_library, methods=["GET"]))
         routes.append(Route(PREFIX, _to_library, methods=["GET"]))
+        # Last: any other address under /ui is this view's own 404 page, headers and all.
+        routes.append(Route(PREFIX + "/{rest:path}", self._not_found, methods=["GET", "POST"]))
         self.app = Starlette(routes=routes)
         self.app.state.web = self
 
@@ -180,6 +182,11 @@ class WebApp:
                 return self.error(view, 500, "bourdon failed to show this page; the log says why")
 
         return endpoint
+
+    async def _not_found(self, request: Request) -> Response:
+        session = self.session_of(request)
+        view = View(request, session, self.server, self) if session else None
+        return self.error(view, 404, "no such page; the library page links to every page")
 
     async def _static(self, request: Request) -> Response:
         name = request.path_params["name"]
