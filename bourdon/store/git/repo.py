@@ -173,14 +173,15 @@ class GitRepo:
             entries.append(LogEntry(commit, tuple(parents.split()), int(when), message.strip()))
         return entries
 
-    def file_ids(self, path: str) -> dict[str, str | None]:
+    def file_ids(self, path: str, *, since: str | None = None) -> dict[str, str | None]:
         """The id of ``path`` each commit that touched it left (``None``: it removed it), in
-        one ``git log --raw``, first parent only as ``log``."""
+        one ``git log --raw``, first parent only as ``log`` (only after ``since``, if given)."""
         if self.head() is None:
             return {}
+        revs = f"{since}..{self.branch}" if since else self.branch
         out = run_git(
             self.root, "log", "--first-parent", "--raw", "--no-abbrev", "--no-renames",
-            "--no-color", "--format=%x1e%H", self.branch, "--", path,
+            "--no-color", "--format=%x1e%H", revs, "--", path,
         ).decode("utf-8", "replace")  # fmt: skip
         found: dict[str, str | None] = {}
         for record in out.split("\x1e")[1:]:
