@@ -60,13 +60,22 @@ class StateCache:
         head = self.repo.head()
         with self._lock:
             seen, self._head = self._head, head
-        if seen is not None and head != seen and not self._descends(seen, head):
+        if seen is None or head == seen:
+            return head
+        if head is not None and self.repo.is_ancestor(seen, head):
+            # Paths no commit since touched keep their versions: one git call, not two each.
+            changed = self.repo.changed_files(seen, head)
             with self._lock:
-                self._paths.clear()
-                self._blob_of.clear()
-                self._raw.clear()
-                self._raw_size = 0
-                self.generation += 1
+                for path, known in list(self._paths.items()):
+                    if known.head == seen and path not in changed:
+                        self._paths[path] = known._replace(head=head)
+            return head
+        with self._lock:
+            self._paths.clear()
+            self._blob_of.clear()
+            self._raw.clear()
+            self._raw_size = 0
+            self.generation += 1
         return head
 
     def versions(self, path: str) -> list[tuple[Version, str | None]]:
@@ -121,9 +130,6 @@ class StateCache:
             except GitError:  # ``since`` is gone (a rewritten history, pruned)
                 pass
         return self.repo.file_ids(path)
-
-    def _descends(self, older: str, newer: str | None) -> bool:
-        return newer is not None and self.repo.is_ancestor(older, newer)
 
 
 def agents_named(history: History, folder: str, live: list[str]) -> list[str]:
