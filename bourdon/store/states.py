@@ -2,9 +2,10 @@
 
 ``StateCache`` keeps, for the branch tip it was last brought up to date with, each manifest
 path's versions with the blob id the file had after each commit, and the latest blobs' bytes
-(``RAW_BUDGET`` in all). A commit never changes, nor does a blob, so after a new commit only
-the commits since are asked of git (``History``'s log, one ``git log --raw``); a tip that is
-no descendant of the last (a purge rewrote history) drops everything kept. Reading the tip is
+(``RAW_BUDGET`` in all). A commit never changes, nor does a blob, so after a new commit one
+``git log --raw`` names the files the commits since changed, and only those files' new commits
+are asked of git (``History``'s log, their blob ids); a tip that is no descendant of the last
+(a purge rewrote history) drops everything kept. Reading the tip is
 a file read, so a trace on an unchanged library asks git nothing. Parsing is the caller's
 choice (``Library.parse``): a row that did not change needs no parse.
 """
