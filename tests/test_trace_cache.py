@@ -41,6 +41,19 @@ def test_a_commit_after_a_trace_is_in_the_next_trace(library: Library) -> None:
     }
 
 
+def test_writes_to_other_agents_between_traces_keep_this_agents_timeline_whole(
+    library: Library,
+) -> None:
+    trace_entity(library, "atlas")
+    library.commit("beta", {"known_entities": [{"name": "Harbor", "summary": "docks"}]})
+    assert kinds(trace_entity(library, "atlas")) == [("alpha", "entity_origin")]
+    library.commit("alpha", {"known_entities": [{"name": "Atlas", "tags": ["maps"]}]})
+    library.commit("beta", {"known_entities": [{"name": "Harbor", "summary": "quays"}]})
+    again = trace_entity(library, "atlas")
+    assert kinds(again) == [("alpha", "entity_origin"), ("alpha", "changed")]
+    assert again["timeline"][-1]["changes"] == {"tags": {"from": None, "to": ["maps"]}}
+
+
 def test_a_rollback_after_a_trace_brings_the_row_back_in_the_next_trace(
     library: Library,
 ) -> None:
