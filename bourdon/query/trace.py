@@ -39,6 +39,7 @@ from bourdon.query.tracediff import Event, Walk, aliases_of
 from bourdon.store.library import Library
 
 Found = tuple[dict[str, Any], Visibility] | None  # the row seen, and its visibility
+Live = tuple[str, dict[str, Any]]  # a live manifest's blob id, and the manifest
 SCHEMA: Final = "bourdon.entity-trace/v1"
 DEFAULT_EVENTS: Final = 200
 MAX_EVENTS: Final = 1000
@@ -68,7 +69,7 @@ class TraceFacts:
         self.names_kept = 0
         # blob id -> the names and aliases of every row of the manifest as ``read`` gives it
         self.live_names: OrderedDict[str, frozenset[str]] = OrderedDict()
-        # (digest, level, keep_home) -> section -> [(row, its searched text, folded)]
+        # (live blob id, level, keep_home) -> section -> [(row, its searched text, folded)]
         self.related: OrderedDict[tuple[str, int, bool], dict[str, list[tuple[Any, str]]]] = (
             OrderedDict()
         )
@@ -178,10 +179,11 @@ def trace_entity(
     facts = facts_of(library)
     agents, order = library.agents_ever()
     walks = []
+    lives: dict[str, Live] = {}  # the live manifests the walks read, for their attributions
     for agent_id in agents:
         if (agent is not None and agent_id != agent) or not access.allows_agent(agent_id):
             continue
-        walk = _walk(library, facts, agent_id, entity, access)
+        walk = _walk(library, facts, agent_id, entity, access, lives)
         if walk.events:
             walks.append(walk)
     if not walks:
@@ -208,7 +210,9 @@ def trace_entity(
         "known_by": [w.agent_id for w in current],
         "first_seen": events[0].timestamp,
         "last_touched": max(touched) if touched else events[-1].timestamp,
-        "attributions": [_attribution(library, facts, w, entity, access) for w in walks],
+        "attributions": [
+            _attribution(library, facts, w, entity, access, lives.get(w.agent_id)) for w in walks
+        ],
         "timeline": [e.to_dict() for e in shown],
         "meta": {
             **access.to_meta(),
@@ -221,7 +225,14 @@ def trace_entity(
     }
 
 
-def _walk(library: Library, facts: TraceFacts, agent_id: str, entity: str, access: Access) -> Walk:
+def _walk(
+    library: Library,
+    facts: TraceFacts,
+    agent_id: str,
+    entity: str,
+    access: Access,
+    lives: dict[str, Live],
+) -> Walk:
     walk = Walk(agent_id, entity)
     versions = library.version_blobs(agent_id)
     if facts.live_may_name(versions[-1][1] if versions else None, entity):
@@ -230,6 +241,7 @@ def _walk(library: Library, facts: TraceFacts, agent_id: str, entity: str, acces
             # old name as an alias), so its history is followed from before the rename.
             live = library.live_manifest(agent_id)
             if live is not None:
+                lives[agent_id] = live
                 facts.live_read(*live)
                 walk.follow(_visible(walk, live[1], access))
         except ManifestError:
@@ -305,11 +317,18 @@ def _visible(
 
 
 def _attribution(
-    library: Library, facts: TraceFacts, walk: Walk, entity: str, access: Access
+    library: Library,
+    facts: TraceFacts,
+    walk: Walk,
+    entity: str,
+    access: Access,
+    live: Live | None,
 ) -> dict[str, Any]:
     row = walk.last_row or {}
     origin = next((e for e in walk.events if e.kind == "entity_origin"), walk.events[0])
-    related = _related(library, facts, walk.agent_id, entity, access) if walk.current else {}
+    if walk.current and live is None:  # its live row was found through older names
+        live = library.live_manifest(walk.agent_id)
+    related = _related(facts, live, entity, access) if walk.current and live else {}
     return {
         "agent_id": walk.agent_id,
         "summary": str(row.get("summary") or ""),
@@ -330,16 +349,12 @@ def _attribution(
 
 
 def _related(
-    library: Library, facts: TraceFacts, agent_id: str, entity: str, access: Access
+    facts: TraceFacts, live: Live, entity: str, access: Access
 ) -> dict[str, list[dict[str, Any]]]:
     """The agent's live sessions, workstreams and notes that mention the entity, as the
-    caller may see them."""
-    # The manifest and its digest read at one commit: the key must name what was filtered.
-    head = library.head()
-    data, data_digest = library.manifest_at(head, agent_id), library.digest_at(head, agent_id)
-    if data is None or data_digest is None:
-        return {}
-    key = (data_digest, int(access.level), access.keep_home)
+    caller may see them (``live``: the blob id of its manifest, and the manifest)."""
+    blob_id, data = live
+    key = (blob_id, int(access.level), access.keep_home)
     with facts.lock:
         texts = facts.related.get(key)
         if texts is not None:
