@@ -5,15 +5,24 @@ versions are walked oldest first and the entity's row is compared between consec
 versions (``query.tracediff``). Each version's row is judged with that version's own policy;
 a row the caller may not see counts as absent, so the timeline a caller gets is the one it
 would get had those versions never held the row: no event, field, count or commit of them.
+
+What a trace learns that does not depend on the caller is kept per library object
+(``TraceFacts``): the names each blob's entities answer to (or which names its bytes lack), and
+each live manifest's sessions, workstreams and notes as a level sees them. With the store's
+versions kept per branch tip (``store.states``), an agent none of whose versions ever held the
+name costs no git call, no blob read and no parse.
 """
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from bourdon.access.visibility import OPEN, Access, Scope, filter_manifest, resolve
-from bourdon.errors import ManifestError, NotFoundError
+from bourdon.errors import ManifestError
 from bourdon.model import (
     ENTITIES,
     NOTES,
@@ -26,13 +35,126 @@ from bourdon.model import (
 from bourdon.query.answer import require_text
 from bourdon.query.paging import clamp_limit
 from bourdon.query.rowspan import spans
-from bourdon.query.tracediff import Event, Walk
+from bourdon.query.tracediff import Event, Walk, aliases_of
 from bourdon.store.library import Library
 
 Found = tuple[dict[str, Any], Visibility] | None  # the row seen, and its visibility
+Live = tuple[str, dict[str, Any]]  # a live manifest's blob id, and the manifest
 SCHEMA: Final = "bourdon.entity-trace/v1"
 DEFAULT_EVENTS: Final = 200
 MAX_EVENTS: Final = 1000
+NAMES_KEPT: Final = 500_000  # names kept of blobs' entities, the latest used (~40 MB)
+LIVE_KEPT: Final = 256  # live manifests whose names are kept, as many as ``Manifests`` parses
+RELATED_KEPT: Final = 64  # live manifests' filtered sections kept (level, keep_home)
+RELATED_FIELDS: Final = {
+    SESSIONS: ("project_focus", "key_actions", "files_touched"),
+    WORKSTREAMS: ("name", "summary", "related_entities"),
+    NOTES: ("text", "related_entities"),
+}
+
+
+class _Blob(NamedTuple):
+    names: frozenset[str] | None  # its served entities' names and aliases (folded), if parsed
+    lacks: frozenset[str]  # names its bytes do not hold (``Walk.may_hold`` said no)
+
+
+class TraceFacts:
+    """What traces of one library learned about blobs and live manifests: facts about
+    immutable content, so nothing in them goes stale (a rewritten history drops them all)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.generation = 0
+        self.blobs: OrderedDict[str, _Blob] = OrderedDict()
+        self.names_kept = 0
+        # blob id -> the names and aliases of every row of the manifest as ``read`` gives it
+        self.live_names: OrderedDict[str, frozenset[str]] = OrderedDict()
+        # (live blob id, level, keep_home) -> section -> [(row, its searched text, folded)]
+        self.related: OrderedDict[tuple[str, int, bool], dict[str, list[tuple[Any, str]]]] = (
+            OrderedDict()
+        )
+
+    def sync(self, generation: int) -> None:
+        with self.lock:
+            if generation != self.generation:
+                self.blobs.clear()
+                self.names_kept = 0
+                self.live_names.clear()
+                self.related.clear()
+                self.generation = generation
+
+    def lacks(self, blob_id: str, names: frozenset[str]) -> bool:
+        """Whether the blob surely holds no row named or aliased like ``names``."""
+        with self.lock:
+            known = self.blobs.get(blob_id)
+        if known is None:
+            return False
+        return names <= known.lacks or (known.names is not None and known.names.isdisjoint(names))
+
+    def parsed(self, blob_id: str, data: Mapping[str, Any]) -> None:
+        with self.lock:
+            known = self.blobs.get(blob_id)
+        if known is None or known.names is None:
+            self._keep(blob_id, _Blob(_names(data), frozenset()))
+
+    def live_may_name(self, blob_id: str | None, name: str) -> bool:
+        """Whether the live manifest of that blob may have a row named or aliased ``name``
+        (``True`` when not known yet)."""
+        with self.lock:
+            names = self.live_names.get(blob_id) if blob_id else None
+        return names is None or name.casefold() in names
+
+    def live_read(self, blob_id: str, data: Mapping[str, Any]) -> None:
+        with self.lock:
+            if blob_id in self.live_names:
+                self.live_names.move_to_end(blob_id)
+                return
+        names = _names(data)
+        with self.lock:
+            self.live_names[blob_id] = names
+            while len(self.live_names) > LIVE_KEPT:
+                self.live_names.popitem(last=False)
+
+    def not_held(self, blob_id: str, names: frozenset[str]) -> None:
+        with self.lock:
+            known = self.blobs.get(blob_id) or _Blob(None, frozenset())
+        self._keep(blob_id, known._replace(lacks=known.lacks | names))
+
+    def _keep(self, blob_id: str, blob: _Blob) -> None:
+        with self.lock:
+            before = self.blobs.pop(blob_id, None)
+            self.names_kept += _size(blob) - (_size(before) if before else 0)
+            self.blobs[blob_id] = blob
+            while self.names_kept > NAMES_KEPT and len(self.blobs) > 1:
+                self.names_kept -= _size(self.blobs.popitem(last=False)[1])
+
+
+def _names(data: Mapping[str, Any]) -> frozenset[str]:
+    """The names and aliases (folded) of the entities ``Walk.candidates`` would look at."""
+    rows = data.get(ENTITIES)
+    rows = rows if isinstance(rows, list) else []
+    named = [r for r in rows if isinstance(r, dict) and isinstance(r.get("name"), str)]
+    names = {r["name"].casefold() for r in named}
+    names.update(a.casefold() for r in named for a in aliases_of(r))
+    return frozenset(names)
+
+
+def _size(blob: _Blob) -> int:
+    return len(blob.names or ()) + len(blob.lacks)
+
+
+_FACTS: weakref.WeakKeyDictionary[Library, TraceFacts] = weakref.WeakKeyDictionary()
+_FACTS_LOCK = threading.Lock()
+
+
+def facts_of(library: Library) -> TraceFacts:
+    """The library object's trace facts, brought in step with its history."""
+    with _FACTS_LOCK:
+        facts = _FACTS.get(library)
+        if facts is None:
+            facts = _FACTS[library] = TraceFacts()
+    facts.sync(library.history_generation())
+    return facts
 
 
 def trace_entity(
@@ -54,12 +176,14 @@ def trace_entity(
     entity = require_text(entity, "entity", "trace_entity(entity='ledgerline')").strip()
     access = resolve(access_level, include_private, "team", scope=scope)
     applied = clamp_limit(limit, DEFAULT_EVENTS, MAX_EVENTS)
+    facts = facts_of(library)
     agents, order = library.agents_ever()
     walks = []
+    lives: dict[str, Live] = {}  # the live manifests the walks read, for their attributions
     for agent_id in agents:
         if (agent is not None and agent_id != agent) or not access.allows_agent(agent_id):
             continue
-        walk = _walk(library, agent_id, entity, access)
+        walk = _walk(library, facts, agent_id, entity, access, lives)
         if walk.events:
             walks.append(walk)
     if not walks:
@@ -86,7 +210,9 @@ def trace_entity(
         "known_by": [w.agent_id for w in current],
         "first_seen": events[0].timestamp,
         "last_touched": max(touched) if touched else events[-1].timestamp,
-        "attributions": [_attribution(library, w, entity, access) for w in walks],
+        "attributions": [
+            _attribution(library, facts, w, entity, access, lives.get(w.agent_id)) for w in walks
+        ],
         "timeline": [e.to_dict() for e in shown],
         "meta": {
             **access.to_meta(),
@@ -99,41 +225,82 @@ def trace_entity(
     }
 
 
-def _walk(library: Library, agent_id: str, entity: str, access: Access) -> Walk:
+def _walk(
+    library: Library,
+    facts: TraceFacts,
+    agent_id: str,
+    entity: str,
+    access: Access,
+    lives: dict[str, Live],
+) -> Walk:
     walk = Walk(agent_id, entity)
-    try:
-        # The row as it is now names what it was called before (a renamed row keeps its old
-        # name as an alias), so its history is followed from before the rename.
-        live = library.read(agent_id).data
-        walk.follow(_visible(walk, live, access))
-    except (NotFoundError, ManifestError):
-        pass
+    versions = library.version_blobs(agent_id)
+    if facts.live_may_name(versions[-1][1] if versions else None, entity):
+        try:
+            # The row as it is now names what it was called before (a renamed row keeps its
+            # old name as an alias), so its history is followed from before the rename.
+            live = library.live_manifest(agent_id)
+            if live is not None:
+                lives[agent_id] = live
+                facts.live_read(*live)
+                walk.follow(_visible(walk, live[1], access))
+        except ManifestError:
+            pass
     # The last version's blob and the names then followed, its spans, and what was found.
     last: tuple[object, object, Found] = (None, None, None)
-    for state in library.states(agent_id):
-        if state.raw is None:
-            walk.step(state.version, None)
+    for version, blob_id in versions:
+        names = walk.names()
+        if blob_id is not None and (blob_id, names) == last[0]:
+            walk.step(version, *(last[2] or (None, None)))
+            continue
+        if blob_id is not None and facts.lacks(blob_id, names):
+            last = ((blob_id, names), None, None)
+            walk.step(version, None)
+            continue
+        raw = library.blob(blob_id) if blob_id is not None else None
+        if blob_id is None or raw is None:
+            walk.step(version, None)
             last = (None, None, None)
             continue
-        names = walk.names()
-        if (state.blob_id, names) == last[0]:
-            found = last[2]
-        elif not walk.may_hold(state.raw):
-            found, last = None, ((state.blob_id, names), None, None)
+        if not walk.may_hold(raw):
+            _learn(library, facts, agent_id, blob_id, raw, names)
+            found: Found = None
+            last = ((blob_id, names), None, None)
         else:
             # Most commits change other rows: the same text around every mention (and the same
             # policy) is the same row, without a parse.
-            key = spans(state.raw, names)
+            key = spans(raw, names)
             if key is not None and (names, key) == last[1]:
                 found = last[2]
             else:
                 try:
-                    found = _visible(walk, library.parse(state.raw, agent_id), access)
+                    data = library.parse(raw, agent_id, blob_id=blob_id)
                 except ManifestError:
                     continue  # a version that does not parse was never served
-            last = ((state.blob_id, names), (names, key) if key is not None else None, found)
-        walk.step(state.version, *(found or (None, None)))
+                facts.parsed(blob_id, data)
+                found = _visible(walk, data, access)
+            last = ((blob_id, names), (names, key) if key is not None else None, found)
+        walk.step(version, *(found or (None, None)))
     return walk
+
+
+def _learn(
+    library: Library,
+    facts: TraceFacts,
+    agent_id: str,
+    blob_id: str,
+    raw: bytes,
+    names: frozenset[str],
+) -> None:
+    """Keep what a blob's bytes said they lack: its names, when its parsed form is only a
+    load away (so any later name is decided), else the names just looked for."""
+    if library.parsed_cheaply(raw):
+        try:
+            facts.parsed(blob_id, library.parse(raw, agent_id, blob_id=blob_id))
+            return
+        except ManifestError:
+            pass
+    facts.not_held(blob_id, names)
 
 
 def _visible(
@@ -149,10 +316,19 @@ def _visible(
     return None
 
 
-def _attribution(library: Library, walk: Walk, entity: str, access: Access) -> dict[str, Any]:
+def _attribution(
+    library: Library,
+    facts: TraceFacts,
+    walk: Walk,
+    entity: str,
+    access: Access,
+    live: Live | None,
+) -> dict[str, Any]:
     row = walk.last_row or {}
     origin = next((e for e in walk.events if e.kind == "entity_origin"), walk.events[0])
-    related = _related(library, walk.agent_id, entity, access) if walk.current else {}
+    if walk.current and live is None:  # its live row was found through older names
+        live = library.live_manifest(walk.agent_id)
+    related = _related(facts, live, entity, access) if walk.current and live else {}
     return {
         "agent_id": walk.agent_id,
         "summary": str(row.get("summary") or ""),
@@ -173,28 +349,36 @@ def _attribution(library: Library, walk: Walk, entity: str, access: Access) -> d
 
 
 def _related(
-    library: Library, agent_id: str, entity: str, access: Access
+    facts: TraceFacts, live: Live, entity: str, access: Access
 ) -> dict[str, list[dict[str, Any]]]:
     """The agent's live sessions, workstreams and notes that mention the entity, as the
-    caller may see them."""
-    try:
-        data = library.read(agent_id).data
-    except NotFoundError:
-        return {}
-    shown = filter_manifest(data, access.level, keep_home=access.keep_home)
+    caller may see them (``live``: the blob id of its manifest, and the manifest)."""
+    blob_id, data = live
+    key = (blob_id, int(access.level), access.keep_home)
+    with facts.lock:
+        texts = facts.related.get(key)
+        if texts is not None:
+            facts.related.move_to_end(key)
+    if texts is None:
+        texts = _searched(filter_manifest(data, access.level, keep_home=access.keep_home))
+        with facts.lock:
+            facts.related[key] = texts
+            while len(facts.related) > RELATED_KEPT:
+                facts.related.popitem(last=False)
     target = entity.casefold()
-    fields = {
-        SESSIONS: ("project_focus", "key_actions", "files_touched"),
-        WORKSTREAMS: ("name", "summary", "related_entities"),
-        NOTES: ("text", "related_entities"),
+    return {
+        section: [row for row, text in rows if target in text] for section, rows in texts.items()
     }
-    out: dict[str, list[dict[str, Any]]] = {}
-    for section, keys in fields.items():
-        rows = shown.get(section) or []
-        out[section] = [
-            r for r in rows if isinstance(r, dict) and target in _text(r, keys).casefold()
+
+
+def _searched(shown: Mapping[str, Any]) -> dict[str, list[tuple[Any, str]]]:
+    """Each section's rows with the text a trace looks for the entity in, folded."""
+    return {
+        section: [
+            (r, _text(r, keys).casefold()) for r in shown.get(section) or [] if isinstance(r, dict)
         ]
-    return out
+        for section, keys in RELATED_FIELDS.items()
+    }
 
 
 def _text(row: Mapping[str, Any], keys: tuple[str, ...]) -> str:

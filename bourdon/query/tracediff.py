@@ -55,7 +55,8 @@ class Event:
         }
 
 
-def _aliases(row: Mapping[str, Any] | None) -> list[str]:
+def aliases_of(row: Mapping[str, Any] | None) -> list[str]:
+    """A row's aliases as strings (one alias may be written as a string)."""
     value = (row or {}).get("aliases")
     if isinstance(value, str):
         return [value]
@@ -100,7 +101,7 @@ class Walk:
 
     def _follow(self, row: Mapping[str, Any]) -> None:
         self._names.add(str(row["name"]).casefold())
-        self._names.update(a.casefold() for a in _aliases(row))
+        self._names.update(a.casefold() for a in aliases_of(row))
 
     def candidates(self, rows: object) -> Iterator[dict[str, Any]]:
         """Rows that may be the entity, best first: named like the query, then named or
@@ -111,7 +112,7 @@ class Walk:
         wanted, names = self.query.casefold(), self._names
         yield from (r for r in named if r["name"].casefold() == wanted)
         yield from (r for r in named if r["name"].casefold() in names)
-        yield from (r for r in named if any(a.casefold() in names for a in _aliases(r)))
+        yield from (r for r in named if any(a.casefold() in names for a in aliases_of(r)))
 
     def types(self) -> list[str]:
         row = self.last_row or {}
@@ -123,7 +124,7 @@ class Walk:
         return sorted({str(t) for t in value}) if isinstance(value, list) else []
 
     def aliases(self) -> list[str]:
-        return sorted(set(_aliases(self.last_row)))
+        return sorted(set(aliases_of(self.last_row)))
 
     def step(
         self, version: Version, row: dict[str, Any] | None, visibility: Visibility | None = None
@@ -144,15 +145,15 @@ class Walk:
             if self.events:
                 how = " by rollback" if version.op == "rollback" else ""
                 text = f"{name} restored in {self.agent_id} memory{how}"
-                self._add(version, "restored", name, text, changes, _aliases(row))
+                self._add(version, "restored", name, text, changes, aliases_of(row))
             else:
                 text = f"{name} first recorded in {self.agent_id} memory"
-                self._add(version, "entity_origin", name, text, changes, _aliases(row))
+                self._add(version, "entity_origin", name, text, changes, aliases_of(row))
             return
         changes = _changes(before, row, before_vis, visibility)
         if not changes:
             return
-        added = [a for a in _aliases(row) if a not in _aliases(before)]
+        added = [a for a in aliases_of(row) if a not in aliases_of(before)]
         old = str(before["name"])
         if "name" in changes:
             kind, text = "renamed", f"{old} renamed to {name} in {self.agent_id} memory"

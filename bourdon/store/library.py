@@ -36,7 +36,7 @@ from bourdon.store.manifests import Manifests
 from bourdon.store.provenance import Provenance, writer
 from bourdon.store.recovery import Recovery
 from bourdon.store.staging import Clean, StagedWrite, list_staged
-from bourdon.store.states import State, agents_named, states
+from bourdon.store.states import State, StateCache, agents_named
 from bourdon.store.writelock import WriteLock
 from bourdon.store.writes import Writer, WriteResult
 
@@ -63,6 +63,8 @@ class Library:
         local = root / LOCAL
         self._manifests = Manifests(repo, local / "cache")
         self._history = History(repo, self._manifests, local / "history")
+        self._states = StateCache(self._history, self._manifests)
+        self._agents_ever: tuple[str, list[str], dict[str, int]] | None = None  # per tip
         self._lock = WriteLock(local, lock_timeout, Recovery(root, repo, self._manifests))
         self._writer = Writer(root, repo, self._manifests, self._lock)
         pushguard.ensure(repo.git_dir)  # a hand-typed git push never sends this branch
@@ -153,6 +155,11 @@ class Library:
         """The agent's manifest at HEAD, or at ``version`` (a commit id)."""
         return Manifest(self._manifests.data(agent_path(agent_id), version, agent_id))
 
+    def live_manifest(self, agent_id: str) -> tuple[str, dict[str, Any]] | None:
+        """(blob id, manifest) of the agent's manifest at HEAD, as ``read`` gives it; ``None``
+        when it has none. The id names the bytes, for caches of what they hold."""
+        return self._manifests.at(agent_path(agent_id), self.head())
+
     def read_bytes(self, agent_id: str, version: str | None = None) -> bytes:
         """The exact bytes of the agent's manifest at HEAD or at ``version``."""
         return self._manifests.raw(agent_path(agent_id), version, agent_id)
@@ -184,11 +191,35 @@ class Library:
 
     def states(self, agent_id: str) -> Iterator[State]:
         """Every version of the agent's manifest, oldest first, as bytes (``store.states``)."""
-        return states(self._history, self._manifests, agent_path(agent_id))
+        for version, blob_id in self.version_blobs(agent_id):
+            yield State(version, blob_id, self.blob(blob_id) if blob_id else None)
 
-    def parse(self, raw: bytes, agent_id: str) -> dict[str, Any]:
+    def version_blobs(self, agent_id: str) -> list[tuple[Version, str | None]]:
+        """Every version of the agent's manifest, oldest first, with the file's blob id then
+        (``None``: absent); kept while the branch tip stays, so asking again asks git nothing."""
+        return self._states.versions(agent_path(agent_id))
+
+    def blob(self, blob_id: str) -> bytes | None:
+        """A blob's bytes, the latest read kept in memory (``store.states``)."""
+        return self._states.raw(blob_id)
+
+    def history_generation(self) -> int:
+        """Changes when the history was found rewritten (a purge): what was kept by blob id
+        for it is to be dropped."""
+        self._states.head()
+        return self._states.generation
+
+    def parsed_cheaply(self, raw: bytes) -> bool:
+        """Whether ``parse`` would only load these bytes' parsed form, not parse YAML."""
+        return self._manifests.disk_cache.has(raw)
+
+    def parse(self, raw: bytes, agent_id: str, *, blob_id: str | None = None) -> dict[str, Any]:
         """A manifest's bytes parsed and validated (through the on-disk cache, no digest), as
-        served: without the rows that do not validate."""
+        served: without the rows that do not validate. With their ``blob_id``, a manifest
+        parsed lately (one ``read``) is not loaded again."""
+        kept = self._manifests.served(blob_id) if blob_id else None
+        if kept is not None:
+            return kept
         found = self._manifests.disk_cache.read(raw, what=agent_path(agent_id))
         left_out = {(p.section, p.row) for p in found.problems if p.row is not None}
         if not left_out:
@@ -203,9 +234,16 @@ class Library:
     def agents_ever(self) -> tuple[list[str], dict[str, int]]:
         """Agents with a manifest now or at any time, and each commit's place among the
         commits that touched agents' manifests (0: the oldest)."""
+        head = self._states.head()
+        known = self._agents_ever
+        if known is not None and known[0] == head:
+            return known[1], known[2]
         entries = self._history.log(AGENTS)
         order = {e.commit: i for i, e in enumerate(reversed(entries))}
-        return agents_named(self._history, AGENTS, self.agent_ids()), order
+        agents = agents_named(self._history, AGENTS, self.agent_ids())
+        if head is not None:
+            self._agents_ever = (head, agents, order)
+        return agents, order
 
     def explain(self, agent_id: str, wanted: str, level: int | None = None) -> Explanation:
         """Find the write that produced the digest (full or at least 8 hex) and what it changed."""

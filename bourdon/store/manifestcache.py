@@ -86,6 +86,11 @@ class ManifestCache:
             self.put(key, found)
         return found
 
+    def has(self, raw: bytes) -> bool:
+        """Whether ``read`` of these bytes would load a parsed form, not parse them."""
+        key = content_id(raw)
+        return key in _RECENT or (self.folder / f"{key}.json").exists()
+
     def get(self, key: str) -> reading.Reading | None:
         try:
             with open(self.folder / f"{key}.json", encoding="utf-8") as handle:

@@ -59,6 +59,11 @@ class Manifests:
             self.unserved.add(blob_id)
         return data
 
+    def served(self, blob_id: str) -> dict[str, Any] | None:
+        """The blob's parsed manifest if it is kept and every row of it is served."""
+        cached = self._parsed.get(blob_id)
+        return cached[0] if cached is not None and blob_id not in self.unserved else None
+
     def remember(self, blob_id: str, data: dict[str, Any], data_digest: str) -> None:
         """Keep a parsed manifest (one just written, too) with its digest."""
         self._parsed[blob_id] = (data, data_digest)

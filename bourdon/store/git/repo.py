@@ -9,6 +9,7 @@ index, upkeep), each method a few lines over the mechanism modules beside it.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -173,14 +174,15 @@ class GitRepo:
             entries.append(LogEntry(commit, tuple(parents.split()), int(when), message.strip()))
         return entries
 
-    def file_ids(self, path: str) -> dict[str, str | None]:
+    def file_ids(self, path: str, *, since: str | None = None) -> dict[str, str | None]:
         """The id of ``path`` each commit that touched it left (``None``: it removed it), in
-        one ``git log --raw``, first parent only as ``log``."""
+        one ``git log --raw``, first parent only as ``log`` (only after ``since``, if given)."""
         if self.head() is None:
             return {}
+        revs = f"{since}..{self.branch}" if since else self.branch
         out = run_git(
             self.root, "log", "--first-parent", "--raw", "--no-abbrev", "--no-renames",
-            "--no-color", "--format=%x1e%H", self.branch, "--", path,
+            "--no-color", "--format=%x1e%H", revs, "--", path,
         ).decode("utf-8", "replace")  # fmt: skip
         found: dict[str, str | None] = {}
         for record in out.split("\x1e")[1:]:
@@ -190,6 +192,15 @@ class GitRepo:
                 if line.startswith(":") and len(fields) >= 5:
                     found[commit] = None if set(fields[3]) == {"0"} else fields[3]
         return found
+
+    def changed_files(self, since: str, until: str) -> set[str]:
+        """Every path a commit of ``since..until`` changed, first parent only as ``log``."""
+        out = run_git(
+            self.root, "log", "--first-parent", "--raw", "--no-abbrev", "--no-renames",
+            "--no-color", "-z", "--format=", f"{since}..{until}",
+        ).decode("utf-8", "surrogateescape")  # fmt: skip
+        fields = out.split("\0")  # ":<modes> <ids> <status>", then its path, for each file
+        return {path for meta, path in itertools.pairwise(fields) if meta.lstrip().startswith(":")}
 
     def read_blobs(self, ids: list[str], chunk: int = 200) -> Iterator[tuple[str, bytes]]:
         """(id, bytes) of each blob of ``ids``, in order, read ``chunk`` at a time by one
