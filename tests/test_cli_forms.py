@@ -49,7 +49,8 @@ pytestmark = pytest.mark.anyio
 SAMPLE_AGENTS = ["claude-code", "claude-desktop-chat", "codex", "cursor", "gemini-cli"]
 # The commands that print no JSON: a new command must either print JSON or be added here.
 NO_JSON = {
-    ("serve",), ("demo",), ("hook", "export"), ("hook", "user-prompt"), ("completion",)
+    ("serve",), ("ui",), ("demo",), ("hook", "export"), ("hook", "user-prompt"),
+    ("completion",),
 }  # fmt: skip
 ROWS = b"""\
 agent:
