@@ -28,6 +28,7 @@ What each export leaves behind is its watermark (``bourdon.ingest.watermarks``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import socket
 import time
@@ -55,13 +56,23 @@ from bourdon.ingest.visibility import keep_visibility
 from bourdon.ingest.watermarks import drift, load_watermark, mark, save_watermark
 from bourdon.merge import twoway as merge
 from bourdon.model import AGENTS_DIR, LOCAL_DIR, ROW_SECTIONS, SUFFIX, check_agent_id
-from bourdon.readers.base import Reader, ReaderContext, ReadResult, ResumableReader, store_path
+from bourdon.readers.base import (
+    Reader,
+    ReaderContext,
+    ReadResult,
+    ResumableReader,
+    StoreListing,
+    store_path,
+)
 
 if TYPE_CHECKING:  # the library (and jsonschema under it) loads only when an export writes
     from bourdon.store.library import Library
     from bourdon.store.provenance import Provenance
 
 _HISTORY: Final = 10  # row counts of the last exports a watermark keeps, for the guard
+
+# What the quick check saw of the store: its fingerprint, files, bytes, and the walk's listing.
+Seen = tuple[str, int, int, StoreListing]
 
 
 def export_reader(
@@ -73,12 +84,15 @@ def export_reader(
     force: bool = False,
     provenance: Provenance | None = None,
     wait: float = 120.0,
+    seen: Seen | None = None,
 ) -> ExportResult:
     """Export one reader's store into the library (see the module docstring for the steps).
 
     ``dry_run`` computes what would change and writes nothing at all, not even watermarks.
     ``force`` exports even when the store looks unchanged and commits what the erosion guard
-    would refuse. Raises ``BourdonError`` when the reader fails or the view does not validate.
+    would refuse. ``seen``: what ``check`` just saw of the store, when the caller asked it
+    (the quick check is not made again). Raises ``BourdonError`` when the reader fails or the
+    view does not validate.
     """
     import filelock
 
@@ -91,9 +105,8 @@ def export_reader(
     )
     if dry_run:
         return _export(library, reader, name, ctx, who, dry_run=True, force=force, started=started)
-    seen: tuple[str, int, int] | None = None
-    if not force:
-        quick, seen = _unchanged(library.root, reader, ctx)
+    if not force and seen is None:
+        quick, seen = check(library.root, reader, ctx)
         if quick is not None:
             return quick
     lock = filelock.FileLock(
@@ -147,7 +160,7 @@ def _export(
     dry_run: bool,
     force: bool,
     started: float,
-    seen: tuple[str, int, int] | None = None,
+    seen: Seen | None = None,
 ) -> ExportResult:
     root = library.root
     now = watermarks.now()
@@ -164,14 +177,18 @@ def _export(
 
     # The quick check just took the fingerprint, under no lock: taken again under the lock
     # only when the store may have moved on in between (the hook's case: it has not).
-    fingerprint, files, size = seen or store_fingerprint(reader, ctx, store)
+    if seen is None:
+        listing = StoreListing()
+        seen = (*store_fingerprint(reader, ctx, store, listing), listing)
+    fingerprint, files, size, listing = seen
     result = ExportResult(name, COMMITTED, store=str(store), store_files=files, store_bytes=size)
     if not dry_run and not force and _same(root, name, previous, fingerprint):
         return _done(_skip(root, name, previous, result, now), started)
 
     resumable = isinstance(reader, ResumableReader)
     resume = load_resume(root, name) if resumable and not force else None
-    read = _read(reader, ctx, name, store, resume)
+    # The reader lists and stats the store as the fingerprint's walk just did: not again.
+    read = _read(reader, dataclasses.replace(ctx, listing=listing), name, store, resume)
     if resumable and not dry_run:
         save_resume(root, name, read.resume, resume)
     fresh = _shape(read.manifest, reader, name)
@@ -242,13 +259,14 @@ def unchanged(root: Path, reader: Reader, ctx: ReaderContext) -> ExportResult | 
     object (nor the git and schema machinery), so a hook with nothing new returns at once.
     Records the check in the watermark.
     """
-    return _unchanged(root, reader, ctx)[0]
+    return check(root, reader, ctx)[0]
 
 
-def _unchanged(
+def check(
     root: Path, reader: Reader, ctx: ReaderContext
-) -> tuple[ExportResult | None, tuple[str, int, int] | None]:
-    """``unchanged``, and the fingerprint it took (``None`` when it took none)."""
+) -> tuple[ExportResult | None, Seen | None]:
+    """``unchanged``, and what it saw of the store (``None`` when it looked at nothing), for
+    ``export_reader(..., seen=...)`` to go on from."""
     started = time.perf_counter()
     name = check_agent_id(reader.name, "reader name")
     previous = load_watermark(root, name)
@@ -257,8 +275,9 @@ def _unchanged(
     store = store_path(reader, ctx)
     if store is None or not store.exists():
         return None, None
-    seen = store_fingerprint(reader, ctx, store)
-    fingerprint, files, size = seen
+    listing = StoreListing()
+    fingerprint, files, size = store_fingerprint(reader, ctx, store, listing)
+    seen = (fingerprint, files, size, listing)
     if not _same(root, name, previous, fingerprint):
         return None, seen
     result = ExportResult(name, UNCHANGED, store=str(store), store_files=files, store_bytes=size)
