@@ -334,6 +334,26 @@ def test_two_appends_between_exports_are_both_read_and_written_as_a_whole_read_w
     assert written(libraries[0]) == written(libraries[1])
 
 
+def test_a_secret_is_redacted_and_counted_on_every_export_not_only_the_first(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
+) -> None:
+    before = export_both(libraries, ctx)["redacted"]
+    expected = {**before, "github-token": before.get("github-token", 0) + 1}
+    path = session_file(home)
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    append(path, record(path, f"Use the token {token} for the release", 15))
+    assert export_both(libraries, ctx)["redacted"] == expected
+    assert token not in json.dumps(rows(libraries[0]))
+    append(path, record(path, "Tag the release", 16))
+    # The row with the secret changed again (a newer prompt): redacted again, counted once.
+    assert export_both(libraries, ctx)["redacted"] == expected
+    other = next(p for p in transcripts(home) if p != path)
+    append(other, record(other, "Unrelated prompt", 17))
+    # That row did not change this time: taken as it was redacted, and still counted.
+    assert export_both(libraries, ctx)["redacted"] == expected
+    assert token not in json.dumps(rows(libraries[0]))
+
+
 def test_a_state_cut_short_means_a_whole_read_and_the_same_rows(
     home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
 ) -> None:

@@ -11,7 +11,8 @@
    ``.bourdon/resume/`` (``bourdon.ingest.resume``), and reads only what was appended since;
    ``force`` reads whole; a dry run uses the state but never changes it.
 3. **redact**: every string of the view goes through ``bourdon.access.redact``; a secret becomes
-   ``[redacted:<kind>]`` before anything is written anywhere.
+   ``[redacted:<kind>]`` before anything is written anywhere. A row the same library object
+   redacted at an earlier export is taken as it came out then (``bourdon.ingest.redaction``).
 4. **visibility**: rows keep the reader's explicit visibility, and an export never lowers the
    visibility a row already has in the library, nor the policy's default
    (``bourdon.ingest.visibility``).
@@ -36,7 +37,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from bourdon.access.redact import redact_manifest, redact_text
+from bourdon.access.redact import redact_text
 from bourdon.errors import BourdonError, BusyError, NotFoundError
 from bourdon.ingest import watermarks
 from bourdon.ingest.erosion import erosion, row_keys
@@ -51,6 +52,7 @@ from bourdon.ingest.outcome import (
     UNCHANGED,
     ExportResult,
 )
+from bourdon.ingest.redaction import redact_view
 from bourdon.ingest.resume import load_resume, save_resume
 from bourdon.ingest.visibility import keep_visibility
 from bourdon.ingest.watermarks import drift, load_watermark, mark, save_watermark
@@ -192,7 +194,7 @@ def _export(
     if resumable and not dry_run:
         save_resume(root, name, read.resume, resume)
     fresh = _shape(read.manifest, reader, name)
-    fresh, findings = redact_manifest(fresh)
+    fresh, findings = redact_view(fresh, library)
     current = _current(library, name)
     fresh = keep_visibility(fresh, current)
     source = {"kind": "reader", "name": name, "machine": who.machine}
