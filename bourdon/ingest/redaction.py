@@ -32,22 +32,25 @@ def redact_view(view: Mapping[str, Any], owner: object) -> tuple[dict[str, Any],
         memo.clear()
     findings = Findings()
     out: dict[str, Any] = {}
+    redactor = Redactor()  # one for the view: the same strings come back in many rows
     for key, value in view.items():
         if key not in ROW_SECTIONS or not isinstance(value, list):
-            redactor = Redactor()
+            redactor.findings = Findings()
             out[redactor.text(key)] = redactor.value(value)
             findings.kinds.update(redactor.findings.kinds)
             continue
         rows = []
         for row in value:
-            red, kinds = _row(row, memo)
+            red, kinds = _row(row, memo, redactor)
             findings.kinds.update(kinds)
             rows.append(red)
         out[key] = rows  # a section's name is one of ours: nothing in it to redact
     return out, findings
 
 
-def _row(row: object, memo: dict[str, tuple[Any, dict[str, int]]]) -> tuple[Any, dict[str, int]]:
+def _row(
+    row: object, memo: dict[str, tuple[Any, dict[str, int]]], redactor: Redactor
+) -> tuple[Any, dict[str, int]]:
     try:
         text = json.dumps(row, ensure_ascii=False)
     except (TypeError, ValueError):  # not JSON: redacted each time
@@ -55,7 +58,7 @@ def _row(row: object, memo: dict[str, tuple[Any, dict[str, int]]]) -> tuple[Any,
     hit = memo.get(text) if text is not None else None
     if hit is not None:
         return hit
-    redactor = Redactor()
+    redactor.findings = Findings()  # what this row holds, counted on its own
     done = (redactor.value(row), dict(redactor.findings.kinds))
     if text is not None:
         memo[text] = done
