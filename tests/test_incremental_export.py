@@ -17,10 +17,11 @@ import pytest
 
 from bourdon import __version__
 from bourdon.cli.main import main
+from bourdon.ingest.hookrun import hook_export
 from bourdon.ingest.outcome import COMMITTED, UNCHANGED
-from bourdon.ingest.pipeline import export_reader
+from bourdon.ingest.pipeline import check, export_reader
 from bourdon.ingest.resume import load_resume, resume_path, save_resume
-from bourdon.model import ROW_SECTIONS
+from bourdon.model import AGENTS_DIR, ROW_SECTIONS, SUFFIX
 from bourdon.readers.base import ReaderContext
 from bourdon.readers.claude_code import ClaudeCodeReader
 from bourdon.store.library import Library
@@ -311,6 +312,95 @@ def test_dry_run_and_force_leave_no_state_behind_or_ignore_it(
     assert resume_path(resumed.root, "claude-code").stat().st_mtime_ns >= before
 
 
+def written(library: Library) -> bytes:
+    """The manifest file as written, without its ``last_updated`` line (the time of writing)."""
+    data = (library.root / AGENTS_DIR / f"claude-code{SUFFIX}").read_bytes()
+    return b"".join(line for line in data.splitlines(True) if not line.startswith(b"last_updated:"))
+
+
+def test_two_appends_between_exports_are_both_read_and_written_as_a_whole_read_writes(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
+) -> None:
+    export_both(libraries, ctx)
+    path = session_file(home)
+    first, second = record(path, "First of two", 10), record(path, "Second of two", 11)
+    append(path, first)
+    append(path, second)
+    result = export_both(libraries, ctx)
+    assert result["read"]["bytes_read"] == len(first) + len(second) + tails(home)
+    assert key_actions(libraries[0], path.stem)[-2:] == ["First of two", "Second of two"]
+    # The library kept open reuses the text of unchanged rows: byte for byte what is written
+    # from scratch.
+    assert written(libraries[0]) == written(libraries[1])
+
+
+def test_a_secret_is_redacted_and_counted_on_every_export_not_only_the_first(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
+) -> None:
+    before = export_both(libraries, ctx)["redacted"]
+    expected = {**before, "github-token": before.get("github-token", 0) + 1}
+    path = session_file(home)
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    append(path, record(path, f"Use the token {token} for the release", 15))
+    assert export_both(libraries, ctx)["redacted"] == expected
+    assert token not in json.dumps(rows(libraries[0]))
+    append(path, record(path, "Tag the release", 16))
+    # The row with the secret changed again (a newer prompt): redacted again, counted once.
+    assert export_both(libraries, ctx)["redacted"] == expected
+    other = next(p for p in transcripts(home) if p != path)
+    append(other, record(other, "Unrelated prompt", 17))
+    # That row did not change this time: taken as it was redacted, and still counted.
+    assert export_both(libraries, ctx)["redacted"] == expected
+    assert token not in json.dumps(rows(libraries[0]))
+
+
+def test_a_state_cut_short_means_a_whole_read_and_the_same_rows(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
+) -> None:
+    export_both(libraries, ctx)
+    target = resume_path(libraries[0].root, "claude-code")
+    data = target.read_bytes()
+    target.write_bytes(data[: len(data) // 2])  # a disk that filled up mid-write
+    path = session_file(home)
+    append(path, record(path, "After the cut", 12))
+    result = export_both(libraries, ctx)
+    assert result["read"]["bytes_read"] == jsonl_bytes(home)
+    assert "After the cut" in key_actions(libraries[0], path.stem)
+
+
+def test_the_hooks_export_after_an_append_equals_a_whole_read(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
+) -> None:
+    export_both(libraries, ctx)
+    resumed, whole = libraries
+    path = session_file(home)
+    append(path, record(path, "Export from the hook", 13))
+    hook_export(resumed.root, READER, ctx, {}, lambda: Library.open(resumed.root))
+    export_reader(whole, READER, ctx, force=True)
+    assert rows(resumed) == rows(whole)
+    assert "Export from the hook" in key_actions(resumed, path.stem)
+    assert written(resumed) == written(whole)
+
+
+def test_a_file_written_after_the_store_was_looked_at_is_read_by_the_next_export(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
+) -> None:
+    resumed = libraries[0]
+    export_both(libraries, ctx)
+    path = session_file(home)
+    append(path, record(path, "Look at the store", 14))
+    quick, seen = check(resumed.root, READER, ctx)
+    assert quick is None and seen is not None
+    new = path.with_name("7d2e9c74-2e3f-4a5b-8c9d-0e1f2a3b4c5d.jsonl")
+    new.write_bytes(record(path, "Written in between", 1, sid=new.stem))
+    # The export reads the store as it was looked at: the new file is for the next one.
+    export_reader(resumed, READER, ctx, seen=seen)
+    assert "Look at the store" in key_actions(resumed, path.stem)
+    assert key_actions(resumed, new.stem) == []
+    export_both(libraries, ctx)
+    assert key_actions(resumed, new.stem) == ["Written in between"]
+
+
 # -- the session cap, in the text outputs -----------------------------------------------------
 
 
@@ -397,3 +487,27 @@ def test_no_word_about_the_cap_when_it_left_nothing_out(
     assert json.loads(capsys.readouterr().out)["capped"] is None
     assert main(["export", "claude-code", "--force"]) == 0
     assert "cap" not in capsys.readouterr().out
+
+
+def test_an_old_session_an_append_makes_one_of_the_newest_joins_the_view(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    write_store(isolated_home, sessions=520)
+    ctx = ReaderContext(home=isolated_home, machine="test-box")
+    libraries = (Library.init(tmp_path / "resumed"), Library.init(tmp_path / "whole"))
+    try:
+        model = session_file(isolated_home)
+        new = model.with_name("6c1d8b63-0f1e-4d2c-9b3a-8e7f6d5c4b3a.jsonl")
+        # A session with a title and no timestamp yet: dated last, so past the cap.
+        title = {"type": "custom-title", "customTitle": "Untimed spike", "sessionId": new.stem}
+        new.write_bytes(json.dumps(title).encode() + b"\n")
+        first = export_both(libraries, ctx)
+        assert first["capped"]["sessions_dropped"] > 0
+        sessions = libraries[0].read("claude-code").rows("recent_sessions")
+        assert new.stem not in {row.get("session_id") for row in sessions}
+        append(new, record(model, "Time the spike now", 7, sid=new.stem))  # the newest date
+        export_both(libraries, ctx)
+        assert key_actions(libraries[0], new.stem) == ["Untimed spike", "Time the spike now"]
+    finally:
+        for library in libraries:
+            library.close()

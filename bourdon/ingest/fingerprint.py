@@ -13,18 +13,21 @@ from pathlib import Path
 from typing import Final
 
 from bourdon.access.redact import RULES_VERSION
-from bourdon.readers.base import Reader, ReaderContext
+from bourdon.readers.base import Reader, ReaderContext, StoreListing
 
 PIPELINE_VERSION: Final = "1"
 
 
-def store_fingerprint(reader: Reader, ctx: ReaderContext, store: Path) -> tuple[str, int, int]:
+def store_fingerprint(
+    reader: Reader, ctx: ReaderContext, store: Path, listing: StoreListing | None = None
+) -> tuple[str, int, int]:
     """A cheap signature of a store: (digest, files, bytes). Reads no file, only their stats.
 
     It covers every file under the store (a file store: the file and its SQLite companions),
     plus whatever the reader, the pipeline or the redaction rules are, so a new bourdon
     re-exports an unchanged store. A reader may name more places it reads with an optional
-    ``watch_paths(ctx)`` method.
+    ``watch_paths(ctx)`` method. ``listing`` learns every folder and file stat the walk saw,
+    for the reader that reads the store next.
     """
     h = hashlib.sha256()
     ident = [
@@ -44,15 +47,16 @@ def store_fingerprint(reader: Reader, ctx: ReaderContext, store: Path) -> tuple[
             roots += [Path(p) for p in extra(ctx)]
     files = size = 0
     for root in roots:
-        for rel, st_size, mtime in _walk(root):
+        for rel, st_size, mtime in _walk(root, listing):
             h.update(f"{root}\0{rel}\0{st_size}\0{mtime}\n".encode("utf-8", "surrogateescape"))
             files += 1
             size += st_size
     return "sha256:" + h.hexdigest(), files, size
 
 
-def _walk(root: Path) -> list[tuple[str, int, int]]:
-    """(relative path, size, mtime_ns) of every file under ``root``, in a stable order."""
+def _walk(root: Path, listing: StoreListing | None = None) -> list[tuple[str, int, int]]:
+    """(relative path, size, mtime_ns) of every file under ``root``, in a stable order; the
+    folders' entries and the files' stats go to ``listing`` as well."""
     out: list[tuple[str, int, int]] = []
     try:
         st = root.stat()
@@ -75,15 +79,31 @@ def _walk(root: Path) -> list[tuple[str, int, int]]:
             out.append((prefix + "<unreadable>", 0, 0))
             continue
         subdirs = []
+        seen: list[tuple[str, bool]] = []
         for entry in entries:
             rel = prefix + entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
                     subdirs.append((Path(entry.path), rel + "/"))
+                    seen.append((entry.name, True))
                     continue
                 info = entry.stat()
             except OSError:
+                seen.append((entry.name, _is_dir(entry)))
                 continue
             out.append((rel, info.st_size, info.st_mtime_ns))
+            if listing is not None:
+                # A symlink to a folder is a folder to a reader (it follows links).
+                seen.append((entry.name, entry.is_symlink() and _is_dir(entry)))
+                listing.files[entry.path] = info
+        if listing is not None:
+            listing.folders[str(folder)] = seen
         stack.extend(reversed(subdirs))
     return out
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False

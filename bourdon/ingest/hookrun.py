@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from bourdon.errors import BourdonError
 from bourdon.ingest.outcome import MISSING, REFUSED
-from bourdon.ingest.pipeline import export_reader, unchanged
+from bourdon.ingest.pipeline import check, export_reader
 
 if TYPE_CHECKING:
     from bourdon.readers.base import Reader, ReaderContext
@@ -32,7 +32,8 @@ def hook_export(
     machinery) is opened. The commit names the agent's session and transcript when the event
     carries them. Raises ``BourdonError`` when the export is refused or finds no store.
     """
-    if unchanged(root, reader, ctx) is not None:  # nothing new: no library, git or schema
+    quick, seen = check(root, reader, ctx)
+    if quick is not None:  # nothing new: no library, git or schema
         return
     from bourdon.store.provenance import Provenance
 
@@ -46,7 +47,8 @@ def hook_export(
     )
     library = open_library()
     try:
-        result = export_reader(library, reader, ctx, provenance=who)
+        # The store was just looked at: the export goes on from there, not looking again.
+        result = export_reader(library, reader, ctx, provenance=who, seen=seen)
     finally:
         library.close()
     if result.outcome == REFUSED:

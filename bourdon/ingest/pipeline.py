@@ -11,7 +11,8 @@
    ``.bourdon/resume/`` (``bourdon.ingest.resume``), and reads only what was appended since;
    ``force`` reads whole; a dry run uses the state but never changes it.
 3. **redact**: every string of the view goes through ``bourdon.access.redact``; a secret becomes
-   ``[redacted:<kind>]`` before anything is written anywhere.
+   ``[redacted:<kind>]`` before anything is written anywhere. A row the same library object
+   redacted at an earlier export is taken as it came out then (``bourdon.ingest.redaction``).
 4. **visibility**: rows keep the reader's explicit visibility, and an export never lowers the
    visibility a row already has in the library, nor the policy's default
    (``bourdon.ingest.visibility``).
@@ -28,6 +29,7 @@ What each export leaves behind is its watermark (``bourdon.ingest.watermarks``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import socket
 import time
@@ -35,7 +37,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from bourdon.access.redact import redact_manifest, redact_text
+from bourdon.access.redact import redact_text
 from bourdon.errors import BourdonError, BusyError, NotFoundError
 from bourdon.ingest import watermarks
 from bourdon.ingest.erosion import erosion, row_keys
@@ -50,18 +52,29 @@ from bourdon.ingest.outcome import (
     UNCHANGED,
     ExportResult,
 )
+from bourdon.ingest.redaction import redact_view
 from bourdon.ingest.resume import load_resume, save_resume
 from bourdon.ingest.visibility import keep_visibility
 from bourdon.ingest.watermarks import drift, load_watermark, mark, save_watermark
 from bourdon.merge import twoway as merge
 from bourdon.model import AGENTS_DIR, LOCAL_DIR, ROW_SECTIONS, SUFFIX, check_agent_id
-from bourdon.readers.base import Reader, ReaderContext, ReadResult, ResumableReader, store_path
+from bourdon.readers.base import (
+    Reader,
+    ReaderContext,
+    ReadResult,
+    ResumableReader,
+    StoreListing,
+    store_path,
+)
 
 if TYPE_CHECKING:  # the library (and jsonschema under it) loads only when an export writes
     from bourdon.store.library import Library
     from bourdon.store.provenance import Provenance
 
 _HISTORY: Final = 10  # row counts of the last exports a watermark keeps, for the guard
+
+# What the quick check saw of the store: its fingerprint, files, bytes, and the walk's listing.
+Seen = tuple[str, int, int, StoreListing]
 
 
 def export_reader(
@@ -73,12 +86,15 @@ def export_reader(
     force: bool = False,
     provenance: Provenance | None = None,
     wait: float = 120.0,
+    seen: Seen | None = None,
 ) -> ExportResult:
     """Export one reader's store into the library (see the module docstring for the steps).
 
     ``dry_run`` computes what would change and writes nothing at all, not even watermarks.
     ``force`` exports even when the store looks unchanged and commits what the erosion guard
-    would refuse. Raises ``BourdonError`` when the reader fails or the view does not validate.
+    would refuse. ``seen``: what ``check`` just saw of the store, when the caller asked it
+    (the quick check is not made again). Raises ``BourdonError`` when the reader fails or the
+    view does not validate.
     """
     import filelock
 
@@ -91,9 +107,8 @@ def export_reader(
     )
     if dry_run:
         return _export(library, reader, name, ctx, who, dry_run=True, force=force, started=started)
-    seen: tuple[str, int, int] | None = None
-    if not force:
-        quick, seen = _unchanged(library.root, reader, ctx)
+    if not force and seen is None:
+        quick, seen = check(library.root, reader, ctx)
         if quick is not None:
             return quick
     lock = filelock.FileLock(
@@ -147,7 +162,7 @@ def _export(
     dry_run: bool,
     force: bool,
     started: float,
-    seen: tuple[str, int, int] | None = None,
+    seen: Seen | None = None,
 ) -> ExportResult:
     root = library.root
     now = watermarks.now()
@@ -164,18 +179,22 @@ def _export(
 
     # The quick check just took the fingerprint, under no lock: taken again under the lock
     # only when the store may have moved on in between (the hook's case: it has not).
-    fingerprint, files, size = seen or store_fingerprint(reader, ctx, store)
+    if seen is None:
+        listing = StoreListing()
+        seen = (*store_fingerprint(reader, ctx, store, listing), listing)
+    fingerprint, files, size, listing = seen
     result = ExportResult(name, COMMITTED, store=str(store), store_files=files, store_bytes=size)
     if not dry_run and not force and _same(root, name, previous, fingerprint):
         return _done(_skip(root, name, previous, result, now), started)
 
     resumable = isinstance(reader, ResumableReader)
     resume = load_resume(root, name) if resumable and not force else None
-    read = _read(reader, ctx, name, store, resume)
+    # The reader lists and stats the store as the fingerprint's walk just did: not again.
+    read = _read(reader, dataclasses.replace(ctx, listing=listing), name, store, resume)
     if resumable and not dry_run:
         save_resume(root, name, read.resume, resume)
     fresh = _shape(read.manifest, reader, name)
-    fresh, findings = redact_manifest(fresh)
+    fresh, findings = redact_view(fresh, library)
     current = _current(library, name)
     fresh = keep_visibility(fresh, current)
     source = {"kind": "reader", "name": name, "machine": who.machine}
@@ -242,13 +261,14 @@ def unchanged(root: Path, reader: Reader, ctx: ReaderContext) -> ExportResult | 
     object (nor the git and schema machinery), so a hook with nothing new returns at once.
     Records the check in the watermark.
     """
-    return _unchanged(root, reader, ctx)[0]
+    return check(root, reader, ctx)[0]
 
 
-def _unchanged(
+def check(
     root: Path, reader: Reader, ctx: ReaderContext
-) -> tuple[ExportResult | None, tuple[str, int, int] | None]:
-    """``unchanged``, and the fingerprint it took (``None`` when it took none)."""
+) -> tuple[ExportResult | None, Seen | None]:
+    """``unchanged``, and what it saw of the store (``None`` when it looked at nothing), for
+    ``export_reader(..., seen=...)`` to go on from."""
     started = time.perf_counter()
     name = check_agent_id(reader.name, "reader name")
     previous = load_watermark(root, name)
@@ -257,8 +277,9 @@ def _unchanged(
     store = store_path(reader, ctx)
     if store is None or not store.exists():
         return None, None
-    seen = store_fingerprint(reader, ctx, store)
-    fingerprint, files, size = seen
+    listing = StoreListing()
+    fingerprint, files, size = store_fingerprint(reader, ctx, store, listing)
+    seen = (fingerprint, files, size, listing)
     if not _same(root, name, previous, fingerprint):
         return None, seen
     result = ExportResult(name, UNCHANGED, store=str(store), store_files=files, store_bytes=size)

@@ -10,6 +10,7 @@ No write lowers a row's visibility (``merge.floor``) except the operator's expli
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -18,7 +19,7 @@ from bourdon.errors import ConflictError, InputError, NotFoundError
 from bourdon.merge.floor import keep_floor, lowered
 from bourdon.merge.threeway import Conflict, merge3
 from bourdon.merge.twoway import MergeStats, RowChanges, compare, merge, regenerate
-from bourdon.model import AGENT_TYPES, ROW_SECTIONS
+from bourdon.model import AGENT_TYPES, ROW_SECTIONS, row_key
 from bourdon.store.forgetting import FORGET_REQUEST, forget, names_of
 
 # A write the reference staged carries its review notes under this key (``staging:``).
@@ -100,9 +101,63 @@ def regenerating(agent_id: str, fresh: Mapping[str, Any], source: dict[str, str]
         if current is None:
             require_type(agent_id, fresh)
         result, stats = regenerate(current, with_id(fresh, agent_id), source)
-        return keep_floor(result, current), stats
+        return _reuse_rows(keep_floor(result, current), current), stats
 
     return compute
+
+
+def _reuse_rows(result: dict[str, Any], current: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``result`` with each row that is exactly a current one (same values of the same types)
+    given as the current row itself. A regeneration rebuilds every row of the reader; given
+    back as the very objects, the unchanged ones are formatted, digested and validated from
+    the write protocol's caches (kept by row identity), so a write costs what changed."""
+    if not current:
+        return result
+    for section in ROW_SECTIONS:
+        rows, before = result.get(section), current.get(section)
+        if not (isinstance(rows, list) and isinstance(before, list) and before):
+            continue
+        known: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
+        for row in before:
+            if isinstance(row, Mapping):
+                known.setdefault(row_key(section, row), []).append(row)
+        out = []
+        for row in rows:
+            if isinstance(row, Mapping):
+                for old in known.get(row_key(section, row), ()):
+                    if old is not row and _identical(old, row):
+                        row = old
+                        break
+            out.append(row)
+        result[section] = out
+    return result
+
+
+def _identical(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """The same values of the same types: ``==`` alone takes ``1`` for ``True`` or ``1.0``,
+    which are written differently. Rows of text only (a reader's) need no more than a look at
+    their types; any other is compared by its JSON, which tells them apart."""
+    if a != b:
+        return False
+    if all(map(_text_only, a.values())) and all(map(_text_only, b.values())):
+        return True
+    try:
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    except (TypeError, ValueError):
+        return False
+
+
+def _text_only(value: object) -> bool:
+    kind = type(value)
+    if kind is str:
+        return True
+    if kind is list:
+        assert isinstance(value, list)
+        return all(type(x) is str for x in value) or all(map(_text_only, value))
+    if kind is dict:
+        assert isinstance(value, dict)
+        return all(map(_text_only, value.values()))
+    return False
 
 
 def forgetting(

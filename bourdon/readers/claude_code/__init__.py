@@ -53,6 +53,7 @@ is ignored (and the pipeline drops one a different bourdon version saved).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime, tzinfo
@@ -65,6 +66,7 @@ from bourdon.readers.base import (
     ReaderContext,
     ReadResult,
     ReadStats,
+    StoreListing,
     clean_text,
     default_health,
     local_date,
@@ -115,9 +117,10 @@ class ClaudeCodeReader:
         roots = store_roots(self, ctx)
         scan = Scan(stats)
         for root in roots:
-            for path, sid, main, folder in transcript_files(root, stats, scan.folders):
-                key = str(path)
-                for part in _transcript(path, sid, main, saved["files"].get(key), stats, files):
+            listed = transcript_files(root, stats, scan.folders, ctx.listing)
+            for key, sid, main, folder in listed:
+                old = saved["files"].get(key)
+                for part in _transcript(key, sid, main, old, stats, files, ctx.listing):
                     scan.add(folder, part)
         sessions = scan.sessions()
         lines: list[list[Any]] = []
@@ -157,25 +160,28 @@ def _saved(resume: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
 
 
 def _transcript(
-    path: Path,
+    key: str,
     sid: str | None,
     main: bool,
     saved: object,
     stats: ReadStats,
     out: dict[str, Any],
+    seen: StoreListing | None = None,
 ) -> list[Part]:
     """The parts of one transcript: the saved one when the file is unchanged, else the saved
     one continued from its offset (or a new one when the file was rewritten), then the
-    unterminated last line's, which is not saved: it is read again next time."""
+    unterminated last line's, which is not saved: it is read again next time. ``seen``: the
+    file's stat as the export's walk took it."""
     try:
-        info = path.stat()
+        # A str path: no Path object is made for the thousands of files that did not change.
+        info = seen.stat(key) if seen is not None else os.stat(key)  # noqa: PTH116
     except OSError as exc:
-        stats.problem(f"{path.name}: {exc.strerror}")
+        stats.problem(f"{os.path.basename(key)}: {exc.strerror}")  # noqa: PTH119
         return []
     part: Part | None = None
     start = 0
     if isinstance(saved, list) and len(saved) == 2:
-        how = compare(path, info, saved[0])
+        how = compare(key, info, saved[0])
         if how != REWRITTEN:
             try:
                 part = Part.from_json(saved[1])
@@ -185,12 +191,13 @@ def _transcript(
                 part = None
             if part is not None and how == UNCHANGED:
                 stats.files += 1
-                out[str(path)] = saved
+                out[key] = saved
                 return [part]
             if part is not None:
                 start = int(saved[0][0])
     if part is None:
         part = Part(sid, main)
+    path = Path(key)
     read = ReadStats()
     lines = JsonlLines(path, start, read)
     read_records(part, lines)
@@ -203,7 +210,7 @@ def _transcript(
     stats.bytes_read += read.bytes_read
     stats.problems.extend(read.problems)
     stats.partial_tail += lines.partial
-    out[str(path)] = [new_mark(path, info, lines.end), part.to_json()]
+    out[key] = [new_mark(path, info, lines.end), part.to_json()]
     if lines.tail is None:
         return [part]
     tail = Part(part.sid, main)

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from bourdon.readers.base import ReadStats, clean_text, parse_time
+from bourdon.readers.base import ReadStats, StoreListing, clean_text, parse_time
 from bourdon.readers.common.facts import SessionFacts
 from bourdon.readers.common.paths import absolute_path
 from bourdon.readers.common.text import user_prompt
@@ -237,42 +237,46 @@ def _blocks(part: Part, kinds: set[Any]) -> None:
 
 
 def transcript_files(
-    root: Path, stats: ReadStats, folders: list[Path]
-) -> list[tuple[Path, str | None, bool, Path]]:
+    root: Path, stats: ReadStats, folders: list[Path], seen: StoreListing | None = None
+) -> list[tuple[str, str | None, bool, Path]]:
     """Every transcript under ``root/projects`` in reading order: (path, session, top-level,
-    project folder).
+    project folder). The path is a string, as ``str(Path)`` gives it: thousands of ``Path``
+    objects cost more than reading the few files that changed.
 
     In each project folder the top-level transcripts come first, then the subagents' (flat
     ``agent-*.jsonl`` name their session inside: ``None``). A vanished folder is a problem.
-    The project folders are added to ``folders``.
+    The project folders are added to ``folders``. ``seen``: the folders as the export's walk
+    listed them (else they are listed here).
     """
     projects = root / "projects"
     if not projects.is_dir():
         return []
+    seen = seen or StoreListing()
     try:
-        found = sorted(p for p in projects.iterdir() if p.is_dir())
+        # Names sorted as strings: cheaper than Paths, and the same order.
+        found = [projects / name for name, is_dir in seen.entries(projects) if is_dir]
     except OSError as exc:
         stats.problem(f"{projects}: {exc.strerror}")
         return []
     folders.extend(found)
-    out: list[tuple[Path, str | None, bool, Path]] = []
+    out: list[tuple[str, str | None, bool, Path]] = []
     for folder in found:
         try:
-            subagents: list[tuple[Path, str | None, bool, Path]] = []
-            with os.scandir(folder) as entries:  # names sorted as strings: cheaper than Paths
-                listed = sorted((e.name, e.is_dir()) for e in entries)
+            subagents: list[tuple[str, str | None, bool, Path]] = []
+            listed = seen.entries(folder)
+            where = str(folder) + os.sep
             for name, is_dir in listed:
                 if is_dir or not name.endswith(".jsonl"):
                     continue
                 if name.startswith("agent-"):
-                    subagents.append((folder / name, None, False, folder))
+                    subagents.append((where + name, None, False, folder))
                 else:
-                    out.append((folder / name, name[: -len(".jsonl")], True, folder))
+                    out.append((where + name, name[: -len(".jsonl")], True, folder))
             for name, is_dir in listed:
                 if is_dir and (folder / name / "subagents").is_dir():
                     child = folder / name
                     for path in sorted(child.glob("subagents/**/*.jsonl")):
-                        subagents.append((path, name, False, folder))
+                        subagents.append((str(path), name, False, folder))
             out.extend(subagents)
         except OSError as exc:  # removed or rotated while we read (the 30-day sweep)
             stats.problem(f"{folder.name}: {exc.strerror}")

@@ -23,7 +23,7 @@ GROWN: Final = "grown"
 REWRITTEN: Final = "rewritten"
 
 
-def head_hash(path: Path, length: int) -> str:
+def head_hash(path: str | Path, length: int) -> str:
     """The hash of the first ``min(length, HEAD)`` bytes of ``path`` ("" when unreadable)."""
     try:
         with open(path, "rb") as handle:
@@ -33,12 +33,12 @@ def head_hash(path: Path, length: int) -> str:
     return hashlib.blake2b(data, digest_size=8).hexdigest()
 
 
-def new_mark(path: Path, info: os.stat_result, offset: int) -> list[Any]:
+def new_mark(path: str | Path, info: os.stat_result, offset: int) -> list[Any]:
     """The mark of ``path`` read up to ``offset`` (its stat taken before the read)."""
     return [offset, info.st_size, info.st_mtime_ns, info.st_ino, head_hash(path, offset)]
 
 
-def compare(path: Path, info: os.stat_result, mark: object) -> str:
+def compare(path: str | Path, info: os.stat_result, mark: object) -> str:
     """``UNCHANGED``, ``GROWN`` or ``REWRITTEN``: how ``path`` (stat ``info``) moved on."""
     if not (isinstance(mark, list) and len(mark) == 5):
         return REWRITTEN
