@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Final
 
 from bourdon.access.redact import RULES_VERSION
-from bourdon.readers.base import Reader, ReaderContext, StoreListing
+from bourdon.readers.base import Reader, ReaderContext
+from bourdon.readers.listing import StoreListing
 
 PIPELINE_VERSION: Final = "1"
 

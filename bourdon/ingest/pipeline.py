@@ -63,9 +63,9 @@ from bourdon.readers.base import (
     ReaderContext,
     ReadResult,
     ResumableReader,
-    StoreListing,
     store_path,
 )
+from bourdon.readers.listing import StoreListing
 
 if TYPE_CHECKING:  # the library (and jsonschema under it) loads only when an export writes
     from bourdon.store.library import Library

@@ -7,8 +7,8 @@ redacts it, applies visibility and commits it with ``Library.regenerate``, which
 this reader's rows from this machine. Helpers only some readers need are in
 ``bourdon.readers.common``; this module is what a plugin imports.
 
-Readers are registered through the entry-point group ``bourdon.readers`` (built-in readers
-too), and found with ``bourdon.readers.load_readers()``.
+Readers are registered through the entry-point group ``bourdon.readers`` (built-in ones too)
+and found with ``bourdon.readers.load_readers()``.
 
 Rules every reader follows (native-stores.md section 0):
 
@@ -28,9 +28,12 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
-from urllib.parse import unquote, urlparse
+
+from bourdon.readers.listing import StoreListing
+from bourdon.readers.paths import normalize_path as normalize_path
+from bourdon.readers.paths import project_name as project_name
 
 MAX_LINE: Final = 16 * 1024 * 1024  # a JSONL record longer than this is skipped, not parsed
 MAX_JSON_FILE: Final = 64 * 1024 * 1024  # whole-file JSON stores larger than this are skipped
@@ -53,8 +56,7 @@ class ReaderContext:
     # notes from instruction and memory files: "team" (the default) or "private". Rows the
     # private-path rule makes private stay private either way.
     prompt_visibility: str = "team"
-    # What the export just saw of the store's folders (``StoreListing``), so a reader need not
-    # list and stat them again; ``None``: everything is looked up on disk.
+    # What the export's walk saw of the store (None: look it up on disk).
     listing: StoreListing | None = field(default=None, compare=False, repr=False)
 
     def shared(self, private: bool, *, prompts: bool = True) -> str:
@@ -62,32 +64,6 @@ class ReaderContext:
         if private:
             return "private"
         return "private" if prompts and self.prompt_visibility != "team" else "team"
-
-
-class StoreListing:
-    """The folders and files of a store as one walk saw them: each folder's entries and each
-    file's stat, by path. The export's fingerprint walk fills it and hands it to the reader, so
-    the store is listed and stat-ed once per export. A path it does not hold is looked up on
-    disk; what changed after the walk is seen by the next export (its fingerprint differs).
-    """
-
-    def __init__(self) -> None:
-        self.folders: dict[str, list[tuple[str, bool]]] = {}  # sorted (name, is a folder)
-        self.files: dict[str, os.stat_result] = {}
-
-    def entries(self, folder: Path) -> list[tuple[str, bool]]:
-        """``folder``'s entries as (name, is a folder, symlinks followed), sorted by name.
-        Raises ``OSError`` as listing the folder would."""
-        found = self.folders.get(str(folder))
-        if found is not None:
-            return found
-        with os.scandir(folder) as it:
-            return sorted((e.name, e.is_dir()) for e in it)
-
-    def stat(self, path: str | Path) -> os.stat_result:
-        """``os.stat(path)`` as the walk took it (raises ``OSError`` as ``os.stat`` would)."""
-        found = self.files.get(str(path))
-        return found if found is not None else os.stat(path)  # noqa: PTH116 - str or Path
 
 
 @dataclass
@@ -370,58 +346,3 @@ def local_date(moment: datetime | None, tz: tzinfo | None = None) -> str:
         return ""
     local = moment.astimezone(tz) if tz else moment.astimezone()
     return local.date().isoformat()
-
-
-def normalize_path(value: object) -> str | None:
-    """A path as people write it: ``file://`` URIs decoded, Windows paths kept Windows-shaped."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    if text.startswith("file://"):
-        parsed = urlparse(text)
-        text = unquote(parsed.path)
-        if re.match(r"^/[A-Za-z]:", text):  # file:///c%3A/Users -> c:/Users
-            text = text[1:]
-    if re.match(r"^[A-Za-z]:[\\/]", text) or text.startswith("\\\\"):
-        return str(PureWindowsPath(text))
-    return str(PurePosixPath(text))
-
-
-def project_name(cwd: str | None) -> str | None:
-    """The project a working directory belongs to: its repository, whichever worktree or clone.
-
-    Reads the ``.git`` marker if the folder exists on this machine (a worktree's ``.git``
-    file points at the main repository), else uses the last path component.
-    """
-    if not cwd:
-        return None
-    windows = bool(re.match(r"^[A-Za-z]:\\", cwd)) or "\\" in cwd
-    pure: PurePosixPath | PureWindowsPath = PureWindowsPath(cwd) if windows else PurePosixPath(cwd)
-    if not windows:
-        root = _repo_root(Path(cwd))
-        if root is not None:
-            return root.name
-    parts = [p for p in pure.parts if p not in ("/", "\\")]
-    return parts[-1] if parts else None
-
-
-def _repo_root(folder: Path) -> Path | None:
-    try:
-        for candidate in (folder, *folder.parents):
-            marker = candidate / ".git"
-            if marker.is_dir():
-                return candidate
-            if marker.is_file():
-                text = marker.read_text(encoding="utf-8", errors="replace")
-                match = re.search(r"gitdir:\s*(.+)", text)
-                if match:
-                    gitdir = Path(match.group(1).strip())
-                    if not gitdir.is_absolute():
-                        gitdir = (candidate / gitdir).resolve()
-                    # <repo>/.git/worktrees/<name> -> <repo>
-                    if gitdir.parent.name == "worktrees":
-                        return gitdir.parent.parent.parent
-                return candidate
-    except OSError:
-        return None
-    return None

@@ -66,7 +66,6 @@ from bourdon.readers.base import (
     ReaderContext,
     ReadResult,
     ReadStats,
-    StoreListing,
     clean_text,
     default_health,
     local_date,
@@ -77,6 +76,7 @@ from bourdon.readers.common.facts import Assembler, SessionFacts
 from bourdon.readers.common.files import listing, store_roots
 from bourdon.readers.common.paths import remembered_path
 from bourdon.readers.common.resume import REWRITTEN, UNCHANGED, compare, new_mark
+from bourdon.readers.listing import StoreListing
 
 NAME: Final = "claude-code"
 AGENT_TYPE: Final = "code-assistant"

@@ -21,10 +21,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from bourdon.readers.base import ReadStats, StoreListing, clean_text, parse_time
+from bourdon.readers.base import ReadStats, clean_text, parse_time
 from bourdon.readers.common.facts import SessionFacts
 from bourdon.readers.common.paths import absolute_path
 from bourdon.readers.common.text import user_prompt
+from bourdon.readers.listing import StoreListing
 
 EDIT_TOOLS: Final = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 KNOWN_RECORDS: Final = frozenset(
