@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import httpx2
 
@@ -62,21 +63,33 @@ class UiServer:
     def start(self, *extra: str) -> None:
         command = [sys.executable, "-m", "bourdon", "--library", str(self.root), "ui"]
         command += ["--port", str(self.port), "--no-watch", "--no-peers", *self.args, *extra]
-        out = self.user / "ui.out"
-        with open(self.log, "wb") as err, open(out, "wb") as said:
+        with open(self.log, "wb") as err:
             self.proc = subprocess.Popen(
                 command,
                 env=child_env(self.user),
                 stdin=subprocess.DEVNULL,
-                stdout=said,
+                stdout=subprocess.PIPE,
                 stderr=err,
             )
+        printed = threading.Event()
+        said: list[str] = []
+
+        def drain(pipe: IO[bytes]) -> None:
+            # Every line is read as the child prints it (so its pipe never fills); the first
+            # one holding the link wakes start() up.
+            for raw in pipe:
+                line = raw.decode(errors="replace")
+                said.append(line)
+                if not self.link and (found := LINK.search(line)):
+                    self.link = found.group(0)
+                    printed.set()
+            printed.set()  # the child closed its stdout: start() stops waiting
+
+        assert self.proc.stdout is not None
+        threading.Thread(target=drain, args=(self.proc.stdout,), daemon=True).start()
         wait_for_port(self.proc, self.port, timeout=STARTUP, log=self.log)
-        deadline = time.monotonic() + STARTUP
-        while not (found := LINK.search(out.read_text(errors="replace"))):
-            assert time.monotonic() < deadline, f"no login link printed: {out.read_text()}"
-            time.sleep(0.05)
-        self.link = found.group(0)
+        printed.wait(STARTUP)
+        assert self.link, f"no login link printed: {''.join(said)}"
 
     def stop(self) -> None:
         if self.proc is not None:
