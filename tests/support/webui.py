@@ -76,20 +76,20 @@ class UiServer:
 
         def drain(pipe: IO[bytes]) -> None:
             # Every line is read as the child prints it (so its pipe never fills); the first
-            # one holding the link wakes start() up.
+            # link, or the end of its stdout, wakes start() up.
             for raw in pipe:
-                line = raw.decode(errors="replace")
-                said.append(line)
-                if not self.link and (found := LINK.search(line)):
-                    self.link = found.group(0)
+                said.append(raw.decode(errors="replace"))
+                if LINK.search(said[-1]):
                     printed.set()
-            printed.set()  # the child closed its stdout: start() stops waiting
+            printed.set()
 
         assert self.proc.stdout is not None
         threading.Thread(target=drain, args=(self.proc.stdout,), daemon=True).start()
         wait_for_port(self.proc, self.port, timeout=STARTUP, log=self.log)
         printed.wait(STARTUP)
-        assert self.link, f"no login link printed: {''.join(said)}"
+        found = LINK.search("".join(said))
+        assert found, f"no login link printed: {''.join(said)}"
+        self.link = found.group(0)
 
     def stop(self) -> None:
         if self.proc is not None:
