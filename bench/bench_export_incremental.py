@@ -4,9 +4,11 @@ Store: ``tests.support.stores.claude_code.write_store(home, sessions=2500, size=
 sessions, one in 100 with long tool outputs (~65 MB of transcripts), so the session cap leaves
 2,000 out, as on a heavy user's machine.
 Measured, in-process: the whole read (``export --force``: every file read again); the export
-after one line was appended to a recent session, through the pipeline with the library open and
-through the hook's path (``hookrun.hook_export``: the library opened, exported, closed); and, of
-that export, the reader's resumed read alone (``read_from`` with the saved state).
+after one line was appended to one of the newest sessions, through the pipeline with the library
+open and through the hook's path (``hookrun.hook_export``: the library opened, exported,
+closed); of that export, the reader's resumed read alone (``read_from`` with the saved state);
+and the export after a line appended to a session from the middle of the store (``--resume``
+of an old session: the reader's checkpoint does not hold, every session is combined again).
 Target: export after one appended line <= 100 ms p50 (Claude Code's SessionEnd hook times out
 at 1.5 s by default).
 """
@@ -28,6 +30,19 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNS = 15
 
 
+def first_timestamp(path: Path) -> str:
+    """The first timestamp of a transcript's own records ("" when it has none)."""
+    for line in path.read_bytes().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        mine = isinstance(record, dict) and record.get("sessionId") == path.stem
+        if mine and isinstance(record.get("timestamp"), str):
+            return str(record["timestamp"])
+    return ""
+
+
 def main() -> dict[str, Any]:
     from bourdon.ingest.hookrun import hook_export
     from bourdon.ingest.pipeline import export_reader
@@ -47,13 +62,16 @@ def main() -> dict[str, Any]:
         Library.init(lib).close()
         ctx = ReaderContext(home=home, env={}, machine=socket.gethostname())
         reader = ClaudeCodeReader()
-        # The newest sessions: a line appended there changes a row that the cap keeps.
-        recent = sorted(files, key=lambda p: p.read_bytes()[-400:])[-RUNS:]
+        # The newest sessions (by their first record): the ones a user works in, whose rows
+        # the cap keeps. And sessions from the middle of the store, as ``--resume`` reopens.
+        by_start = sorted(files, key=first_timestamp)
+        recent = by_start[-RUNS:]
+        middle = by_start[len(by_start) // 2 : len(by_start) // 2 + RUNS]
         counter = iter(range(10**6))
 
-        def append() -> int:
+        def append(among: list[Path] = recent) -> int:
             n = next(counter)
-            path = recent[n % len(recent)]
+            path = among[n % len(among)]
             line = {
                 "type": "user",
                 "uuid": f"00000000-0000-4000-8000-{n:012d}",
@@ -89,6 +107,12 @@ def main() -> dict[str, Any]:
             pipeline.append((time.perf_counter() - t) * 1000)
             outcomes.append(result.outcome)
             bytes_read.append(result.stats.bytes_read if result.stats else -1)
+        older = []
+        for _ in range(RUNS):
+            append(middle)
+            t = time.perf_counter()
+            export_reader(library, reader, ctx)
+            older.append((time.perf_counter() - t) * 1000)
         library.close()
 
         hook = []
@@ -114,6 +138,10 @@ def main() -> dict[str, Any]:
                 "outcomes": sorted(set(outcomes)),
                 "bytes_read_p50": sorted(bytes_read)[len(bytes_read) // 2],
             },
+            "appended_line_export_older_session": {
+                **summarize(older),
+                "note": "a session from the middle of the store: no checkpoint holds",
+            },
             "appended_line_hook": {
                 **summarize(hook),
                 "note": "hookrun.hook_export in-process: library opened, exported, closed",
@@ -124,7 +152,8 @@ def main() -> dict[str, Any]:
             f"{results['whole_read_export']['p50_ms']:.0f} ms; one appended line: read "
             f"{results['appended_line_read']['p50_ms']:.0f} ms, export "
             f"{results['appended_line_export']['p50_ms']:.0f} ms, hook "
-            f"{results['appended_line_hook']['p50_ms']:.0f} ms"
+            f"{results['appended_line_hook']['p50_ms']:.0f} ms; to an older session: export "
+            f"{results['appended_line_export_older_session']['p50_ms']:.0f} ms"
         )
     return write(
         "export_incremental",

@@ -44,17 +44,20 @@ row assembly live in ``readers.common`` (``facts``, ``privacy``, ``memory``), sh
 Resuming (``read_from``; docs/library.md, "Incremental export"): transcripts and
 ``history.jsonl`` are append-only, so the resume state holds, per file, a mark
 (``common.resume``: offset after the last complete line, size, mtime, inode, head hash) and
-what was gathered from it (a ``transcripts.Part``, or the history's prompts). An unchanged file
-is not opened, a grown one is read from its offset, a rewritten one whole; the unfinished last
-line is read every time and never saved. The view is then assembled from every file's facts, as
-a whole read does, so both give the same view. A state of another ``RESUME_SCHEMA`` or reader
-is ignored (and the pipeline drops one a different bourdon version saved).
+what was gathered from it (a ``transcripts.Part`` as header and body, or the history's prompts).
+An unchanged file is not opened and its part's body not parsed, a grown one is read from its
+offset, a rewritten one whole; the unfinished last line is read every time and never saved.
+The state's ``point`` is a checkpoint (``sessions.Checkpoint`` and ``Assembler.checkpoint``):
+what the sessions older than about the ``sessions.TAIL`` newest came to. When it holds, only the
+sessions after it are combined and added again; otherwise all are, as a whole read does. Both
+give the view a whole read gives. A state of another ``RESUME_SCHEMA`` or reader is ignored (and
+the pipeline drops one a different bourdon version saved); one found garbled is read whole.
 """
 
 from __future__ import annotations
 
-import os
-import re
+import json
+import time
 from collections.abc import Iterator, Mapping
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -62,28 +65,24 @@ from typing import Any, Final
 
 from bourdon.readers.base import (
     Health,
-    JsonlLines,
     ReaderContext,
     ReadResult,
     ReadStats,
-    clean_text,
     default_health,
     local_date,
-    parse_time,
 )
-from bourdon.readers.claude_code.transcripts import Part, Scan, read_records, transcript_files
+from bourdon.readers.claude_code.files import history_prompts, transcript_parts
+from bourdon.readers.claude_code.sessions import Checkpoint, Scan, Sessions
+from bourdon.readers.claude_code.transcripts import GarbledPart, transcript_files
 from bourdon.readers.common.facts import Assembler, SessionFacts
 from bourdon.readers.common.files import listing, store_roots
 from bourdon.readers.common.paths import remembered_path
-from bourdon.readers.common.resume import REWRITTEN, UNCHANGED, compare, new_mark
-from bourdon.readers.listing import StoreListing
 
 NAME: Final = "claude-code"
 AGENT_TYPE: Final = "code-assistant"
 # The shape of the resume state (and of its saved parts); a state of another one is ignored.
-RESUME_SCHEMA: Final = 1
-
-_SLASH_COMMAND = re.compile(r"^/[\w:-]+(\s|$)")  # "/clear", "/model opus"; not "/home/x"
+RESUME_SCHEMA: Final = 2
+_POINT: Final = "sessions"  # the one entry of the state's "point" section
 
 
 class ClaudeCodeReader:
@@ -110,26 +109,51 @@ class ClaudeCodeReader:
     def read_from(self, ctx: ReaderContext, resume: Mapping[str, Any] | None) -> ReadResult:
         """``read``, reading of each transcript and history file only what was appended since
         the read that returned ``resume`` (see the module docstring: "Resuming")."""
+        try:
+            return self._read(ctx, _saved(resume))
+        except GarbledPart:  # found only when the part was needed: read the store whole
+            return self._read(ctx, _saved(None))
+
+    def _read(self, ctx: ReaderContext, saved: dict[str, dict[str, Any]]) -> ReadResult:
         stats = ReadStats()
-        saved = _saved(resume)
         files: dict[str, Any] = {}
         history: dict[str, Any] = {}
         roots = store_roots(self, ctx)
         scan = Scan(stats)
+        resuming = bool(saved["files"])
+        hot: set[str] = set()  # the sessions of the files that changed since the last read
         for root in roots:
             listed = transcript_files(root, stats, scan.folders, ctx.listing)
             for key, sid, main, folder in listed:
                 old = saved["files"].get(key)
-                for part in _transcript(key, sid, main, old, stats, files, ctx.listing):
-                    scan.add(folder, part)
-        sessions = scan.sessions()
+                parts, moved = transcript_parts(key, sid, main, old, stats, files, ctx.listing)
+                for part in parts:
+                    scan.add(folder, part, moved=moved)
+                if moved and resuming:
+                    hot.update(p.sid for p in parts if p.sid)
         lines: list[list[Any]] = []
         for root in roots:
             path = root / "history.jsonl"
             if path.is_file():
-                lines += _history_lines(path, saved["history"].get(str(path)), stats, history)
-        rows = Assembler(ctx)
-        for facts in sessions + _history(lines, sessions, ctx.tz):
+                lines += history_prompts(path, saved["history"].get(str(path)), stats, history)
+        nosid = sorted({text for text, _, sid, _ in lines if not sid})
+        # A file gone (the 30-day sweep) may have held what older sessions claimed: no resume.
+        kept = saved["point"].get(_POINT) if files.keys() >= saved["files"].keys() else None
+        point = _point(kept, ctx, nosid)
+        found = scan.sessions_after(point["scan"], hot) if point is not None else None
+        rows = Assembler.resumed(ctx, point["assembler"]) if found and point else None
+        if found is None or rows is None or point is None:
+            found = scan.sessions(hot)
+            rows = Assembler(ctx)
+            for facts in found.facts[: found.prefix]:
+                rows.add_session(facts)
+            kept = _new_point(found, rows, ctx, nosid)
+            rest, known, typed = found.facts[found.prefix :], set(), set()
+        else:
+            rest, known, typed = found.facts, set(point["scan"].sessions), set(point["typed"])
+        known.update(s.session_id for s in found.facts)
+        typed.update(p for s in found.facts for p in s.prompts)
+        for facts in rest + _history(lines, known, typed, ctx.tz):
             rows.add_session(facts)
         for root in roots:
             user_md = root / "CLAUDE.md"
@@ -142,7 +166,13 @@ class ClaudeCodeReader:
                 rows.add_memory(md, "claude-md", rows.project_of(cwd), cwd, private=private)
         stats.problems.extend(rows.problems)
         result = rows.manifest(NAME, AGENT_TYPE, stats)
-        state = {"schema": RESUME_SCHEMA, "reader": NAME, "files": files, "history": history}
+        state = {
+            "schema": RESUME_SCHEMA,
+            "reader": NAME,
+            "files": files,
+            "history": history,
+            "point": {_POINT: kept} if kept is not None else {},
+        }
         return ReadResult(result, stats, resume=state)
 
 
@@ -154,133 +184,62 @@ def _saved(resume: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
         and resume.get("reader") == NAME
         and isinstance(resume.get("files"), dict)
         and isinstance(resume.get("history"), dict)
+        and isinstance(resume.get("point"), dict)
     ):
-        return {"files": resume["files"], "history": resume["history"]}
-    return {"files": {}, "history": {}}
+        return {"files": resume["files"], "history": resume["history"], "point": resume["point"]}
+    return {"files": {}, "history": {}, "point": {}}
 
 
-def _transcript(
-    key: str,
-    sid: str | None,
-    main: bool,
-    saved: object,
-    stats: ReadStats,
-    out: dict[str, Any],
-    seen: StoreListing | None = None,
-) -> list[Part]:
-    """The parts of one transcript: the saved one when the file is unchanged, else the saved
-    one continued from its offset (or a new one when the file was rewritten), then the
-    unterminated last line's, which is not saved: it is read again next time. ``seen``: the
-    file's stat as the export's walk took it."""
-    try:
-        # A str path: no Path object is made for the thousands of files that did not change.
-        info = seen.stat(key) if seen is not None else os.stat(key)  # noqa: PTH116
-    except OSError as exc:
-        stats.problem(f"{os.path.basename(key)}: {exc.strerror}")  # noqa: PTH119
-        return []
-    part: Part | None = None
-    start = 0
-    if isinstance(saved, list) and len(saved) == 2:
-        how = compare(key, info, saved[0])
-        if how != REWRITTEN:
-            try:
-                part = Part.from_json(saved[1])
-            except (TypeError, ValueError):
-                part = None
-            if part is not None and (part.main != main or (sid and part.sid != sid)):
-                part = None
-            if part is not None and how == UNCHANGED:
-                stats.files += 1
-                out[key] = saved
-                return [part]
-            if part is not None:
-                start = int(saved[0][0])
-    if part is None:
-        part = Part(sid, main)
-    path = Path(key)
-    read = ReadStats()
-    lines = JsonlLines(path, start, read)
-    read_records(part, lines)
-    part.counts = [
-        part.counts[0] + read.records,
-        part.counts[1] + read.skipped,
-        part.counts[2] + read.too_large,
-    ]
-    stats.files += read.files
-    stats.bytes_read += read.bytes_read
-    stats.problems.extend(read.problems)
-    stats.partial_tail += lines.partial
-    out[key] = [new_mark(path, info, lines.end), part.to_json()]
-    if lines.tail is None:
-        return [part]
-    tail = Part(part.sid, main)
-    read_records(tail, [lines.tail])
-    tail.counts[0] += 1
-    return [part, tail]
-
-
-def _history_lines(
-    path: Path, saved: object, stats: ReadStats, out: dict[str, Any]
-) -> list[list[Any]]:
-    """The prompts of a ``history.jsonl`` as ``[text, time, session, project]``: the saved
-    ones, and those of the lines appended since (all of them when the file was rewritten)."""
-    try:
-        info = path.stat()
-    except OSError as exc:
-        stats.problem(f"{path.name}: {exc.strerror}")
-        return []
-    start, kept, counts = 0, [], [0, 0, 0]
-    if isinstance(saved, list) and len(saved) == 3:
-        how = compare(path, info, saved[0])
-        if how != REWRITTEN and isinstance(saved[1], list) and isinstance(saved[2], list):
-            kept, counts = list(saved[1]), list(saved[2])
-            if how == UNCHANGED:
-                stats.files += 1
-                stats.records += counts[0]
-                stats.skipped += counts[1]
-                stats.too_large += counts[2]
-                out[str(path)] = saved
-                return kept
-            start = int(saved[0][0])
-    read = ReadStats()
-    lines = JsonlLines(path, start, read)
-    kept += [entry for entry in map(_history_line, lines) if entry is not None]
-    counts = [counts[0] + read.records, counts[1] + read.skipped, counts[2] + read.too_large]
-    out[str(path)] = [new_mark(path, info, lines.end), kept, counts]
-    stats.files += read.files
-    stats.bytes_read += read.bytes_read
-    stats.records += counts[0]
-    stats.skipped += counts[1]
-    stats.too_large += counts[2]
-    stats.problems.extend(read.problems)
-    stats.partial_tail += lines.partial
-    if lines.tail is None:
-        return kept
-    stats.records += 1
-    tail = _history_line(lines.tail)
-    return kept if tail is None else [*kept, tail]
-
-
-def _history_line(line: dict[str, Any]) -> list[Any] | None:
-    text = clean_text(line.get("display"))
-    if not text or _SLASH_COMMAND.match(text):
-        return None
-    when = parse_time(line.get("timestamp"))
-    given = line.get("sessionId")
+def _signature(ctx: ReaderContext) -> list[Any]:
+    """What a checkpoint's sessions depend on besides the store: home, time zone, settings."""
     return [
-        text,
-        when.isoformat() if when is not None else None,
-        given if isinstance(given, str) else "",
-        line.get("project") if isinstance(line.get("project"), str) else None,
+        str(ctx.home),
+        str(ctx.tz),
+        list(time.tzname),
+        time.timezone,
+        time.altzone,
+        ctx.prompt_visibility,
     ]
+
+
+def _point(kept: object, ctx: ReaderContext, nosid: list[str]) -> dict[str, Any] | None:
+    """The saved checkpoint (a JSON string), when it was taken in this context and knew every
+    history prompt without a session (they are matched against the sessions' prompts)."""
+    if not isinstance(kept, str):
+        return None
+    try:
+        data = json.loads(kept)
+        if data["signature"] != _signature(ctx) or not set(nosid) <= set(data["nosid"]):
+            return None
+        return {**data, "scan": Checkpoint.from_json(data["scan"])}
+    except (ValueError, TypeError, KeyError, RecursionError):
+        return None
+
+
+def _new_point(
+    found: Sessions, rows: Assembler, ctx: ReaderContext, nosid: list[str]
+) -> str | None:
+    """The checkpoint after the sessions ``rows`` has so far, as the next read is given it."""
+    if found.checkpoint is None:
+        return None
+    typed = {p for s in found.facts[: found.prefix] for p in s.prompts}
+    return json.dumps(
+        {
+            "signature": _signature(ctx),
+            "scan": found.checkpoint.to_json(),
+            "assembler": rows.checkpoint(),
+            "nosid": nosid,
+            "typed": [text for text in nosid if text in typed],
+        },
+        separators=(",", ":"),
+    )
 
 
 def _history(
-    lines: list[list[Any]], sessions: list[SessionFacts], tz: tzinfo | None
+    lines: list[list[Any]], known: set[str], typed: set[str], tz: tzinfo | None
 ) -> list[SessionFacts]:
-    """Sessions known only from ``history.jsonl`` (their transcripts were swept)."""
-    known = {s.session_id for s in sessions}
-    typed = {p for s in sessions for p in s.prompts}
+    """Sessions known only from ``history.jsonl`` (their transcripts were swept): none of the
+    ``known`` sessions, and no prompt without a session that one of them ``typed``."""
     found: dict[tuple[str, str], SessionFacts] = {}
     for text, stamp, sid, project in lines:
         if sid in known or (not sid and text in typed):

@@ -1,28 +1,24 @@
-"""Claude Code's transcripts (``projects/<encoded-cwd>/*.jsonl``) read into session facts.
+"""Claude Code's transcripts (``projects/<encoded-cwd>/*.jsonl``) read into parts.
 
 The record shapes, forks, subagent files and legacy summaries are described in the package
 docstring (``bourdon.readers.claude_code``); this module follows them. It only reads.
 
 Each file is read into a ``Part`` (what it says, in order, serialisable), which a resumed read
-continues from the file's saved offset; ``Scan`` combines the parts of every file in reading
-order into sessions, so a resumed read and a whole read give the same sessions.
-
-Size: over 400 lines because the parts, their continuation and their combination must follow
-one record grammar; split, a change to it would have to be made in two modules in step.
+continues from the file's saved offset; ``sessions.Scan`` combines the parts of every file in
+reading order into sessions, so a resumed read and a whole read give the same sessions.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
 from bourdon.readers.base import ReadStats, clean_text, parse_time
-from bourdon.readers.common.facts import SessionFacts
 from bourdon.readers.common.paths import absolute_path
 from bourdon.readers.common.text import user_prompt
 from bourdon.readers.listing import StoreListing
@@ -41,17 +37,24 @@ KNOWN_BLOCKS: Final = frozenset(
 # An item (prompt or edit) of a transcript: (record uuid, value, session named by the record
 # when it differs from the file's: a line inherited from an ancestor by a fork).
 # Lists, not tuples: a saved part is used as JSON gave it back. Record uuids are kept as short
-# hashes (``_short``): they are only compared, and the saved state stays small.
+# hashes (``short_uuid``): they are only compared, and the saved state stays small.
 _Item = list[Any]
 PART_SCHEMA: Final = 1  # the shape of a saved Part; a state of another shape is not resumed
+
+
+class GarbledPart(ValueError):
+    """A saved part's body does not parse: the state it came from must not be used."""
 
 
 @dataclass
 class Part:
     """What one transcript file says, in the order it says it, before files are combined.
 
-    Kept between reads (``to_json``/``from_json``) so a file that grew is read from where the
-    last read stopped: the per-session accumulators a whole read would have at that offset.
+    Kept between reads as a header (what every read needs of every file: its session, its
+    counts, whether it holds summaries) and a body (the rest, as a JSON string), so a file that
+    did not change costs no parse unless its session is assembled again (``full``), and a file
+    that grew is read from where the last read stopped: the per-session accumulators a whole
+    read would have at that offset.
     """
 
     sid: str | None  # the session the file belongs to (a flat agent file: named inside)
@@ -69,60 +72,105 @@ class Part:
     saved_uuids: str = ""  # the uuids of a saved part, split only when a summary needs them
     unknown: list[str] = field(default_factory=list)  # unknown record and block kinds seen
     counts: list[int] = field(default_factory=lambda: [0, 0, 0])  # records, skipped, too large
+    summarised: bool = False  # held legacy summaries when it was saved
 
-    def to_json(self) -> list[Any]:
+    def header(self) -> list[Any]:
         return [
             self.sid,
             self.main,
-            self.start,
-            self.inherited_start,
-            self.cwds,
             self.folder_cwd,
-            self.custom_title,
-            self.ai_title,
-            [list(x) for x in self.summaries],
-            self.prompts,
-            self.edits,
-            " ".join(filter(None, (self.saved_uuids, *self.uuids))),
-            self.unknown,
             self.counts,
+            self.unknown,
+            bool(self.summaries),
         ]
 
-    @classmethod
-    def from_json(cls, data: list[Any]) -> Part:
-        """The part saved by ``to_json``; raises ``ValueError``/``TypeError`` when garbled."""
-        (sid, main, start, inherited, cwds, folder, custom, ai, summ, prompts, edits, uuids,
-         unknown, counts) = data  # fmt: skip
-        return cls(
-            sid=sid,
-            main=bool(main),
-            start=start,
-            inherited_start=inherited,
-            cwds=list(cwds),
-            folder_cwd=folder,
-            custom_title=custom,
-            ai_title=ai,
-            summaries=[(str(a), str(b)) for a, b in summ],
-            prompts=_items(prompts),
-            edits=_items(edits),
-            saved_uuids=str(uuids),
-            unknown=[str(u) for u in unknown],
-            counts=[int(n) for n in counts],
+    def body(self) -> str:
+        """The rest of the part as JSON (``SavedPart.full`` parses it back)."""
+        return json.dumps(
+            [
+                self.start,
+                self.inherited_start,
+                self.cwds,
+                self.custom_title,
+                self.ai_title,
+                [list(x) for x in self.summaries],
+                self.prompts,
+                self.edits,
+                " ".join(filter(None, (self.saved_uuids, *self.uuids))),
+            ],
+            separators=(",", ":"),
         )
+
+    def full(self) -> Part:
+        return self
 
     def all_uuids(self) -> list[str]:
         return [*self.saved_uuids.split(), *self.uuids]
 
 
+class SavedPart:
+    """A ``Part`` as a resume state kept it: its header at hand, its body parsed only when its
+    session is combined again (``full``): most files of a large store did not change."""
+
+    __slots__ = ("_part", "body", "counts", "folder_cwd", "main", "sid", "summarised", "unknown")
+    summaries: Final = ()  # the header says whether there are any (``summarised``)
+
+    def __init__(self, header: list[Any], body: object) -> None:
+        """Raises ``ValueError``/``TypeError`` when the header is garbled."""
+        sid, main, folder, counts, unknown, summarised = header
+        if not isinstance(body, str) or not (sid is None or isinstance(sid, str)):
+            raise ValueError("not a saved part")
+        records, skipped, too_large = counts
+        self.sid: str | None = sid
+        self.main = bool(main)
+        self.folder_cwd = folder if isinstance(folder, str) else None
+        self.counts = [int(records), int(skipped), int(too_large)]
+        self.unknown = [str(u) for u in unknown] if unknown else []
+        self.summarised = bool(summarised)
+        self.body = body
+        self._part: Part | None = None
+
+    def full(self) -> Part:
+        """The whole part (parsed once); raises ``GarbledPart`` when its body is garbled."""
+        if self._part is None:
+            self._part = self._parse()
+        return self._part
+
+    def _parse(self) -> Part:
+        try:
+            (start, inherited, cwds, custom, ai, summ, prompts, edits,
+             uuids) = json.loads(self.body)  # fmt: skip
+            return Part(
+                sid=self.sid,
+                main=self.main,
+                start=start,
+                inherited_start=inherited,
+                cwds=[str(c) for c in cwds],
+                folder_cwd=self.folder_cwd,
+                custom_title=custom,
+                ai_title=ai,
+                summaries=[(str(a), str(b)) for a, b in summ],
+                prompts=_items(prompts),
+                edits=_items(edits),
+                saved_uuids=str(uuids),
+                unknown=self.unknown,
+                counts=self.counts,
+                summarised=self.summarised,
+            )
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise GarbledPart(str(exc)) from exc
+
+
 def _items(data: object) -> list[_Item]:
-    """A saved list of items; one of another shape fails where it is unpacked (``ValueError``
-    or ``TypeError``, and the file is read whole), so only the outer list is checked here."""
-    if not isinstance(data, list) or (data and not isinstance(data[0], list)):
+    """A saved list of items, each ``[key, value, inherited]``."""
+    if not isinstance(data, list) or not all(
+        isinstance(item, list) and len(item) == 3 and isinstance(item[1], str) for item in data
+    ):
         raise ValueError("not a list of items")
     return data
 
 
-def _short(uuid: str) -> str:
+def short_uuid(uuid: str) -> str:
     """A record uuid as 12 hex digits: enough to tell a store's records apart."""
     return hashlib.blake2b(uuid.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
 
@@ -154,7 +202,7 @@ def _skip(part: Part, what: str) -> None:
 
 def _record(part: Part, record: dict[str, Any], inherited: str | None) -> None:
     kind = record["type"]
-    uuid = _short(record["uuid"]) if isinstance(record.get("uuid"), str) else None
+    uuid = short_uuid(record["uuid"]) if isinstance(record.get("uuid"), str) else None
     if uuid is not None and inherited is None:
         part.uuids.append(uuid)
     if inherited is not None:
@@ -281,151 +329,6 @@ def transcript_files(
             out.extend(subagents)
         except OSError as exc:  # removed or rotated while we read (the 30-day sweep)
             stats.problem(f"{folder.name}: {exc.strerror}")
-    return out
-
-
-@dataclass
-class _Transcript:
-    """One session's transcript, with its prompts and edits keyed by record uuid."""
-
-    facts: SessionFacts
-    custom_title: str | None = None
-    ai_title: str | None = None
-    prompts: list[_Item] = field(default_factory=list)
-    edits: list[_Item] = field(default_factory=list)
-    main: bool = False  # a top-level transcript was read (not only subagent files)
-    inherited_start: datetime | None = None  # first time of inherited lines, a fallback
-
-
-class Scan:
-    """The files' parts combined in reading order; resolves forks and legacy summaries."""
-
-    def __init__(self, stats: ReadStats) -> None:
-        self.stats = stats
-        self.dirs: list[tuple[Path, str | None]] = []  # (memory folder, a cwd of that project)
-        self.folders: list[Path] = []  # every project folder, in reading order
-        self._parts: list[tuple[Path, Part]] = []  # (project folder, part)
-
-    def add(self, folder: Path, part: Part) -> None:
-        """A part of a transcript in the project folder ``folder`` (one of ``folders``)."""
-        self._parts.append((folder, part))
-
-    def memory_dirs(self, root: Path) -> list[tuple[Path, str | None]]:
-        """The auto-memory folders found under ``root``, each with a cwd of its project."""
-        return [(d, cwd) for d, cwd in self.dirs if root in d.parents]
-
-    def sessions(self) -> list[SessionFacts]:
-        """Each session's facts; a prompt or edit copied into several files is counted once.
-
-        A line a fork inherited (its ``sessionId`` names another session whose transcript was
-        read) belongs to that session; any other record seen in several files belongs to the
-        oldest session holding it. A subagent file gives its session a date and cwd only when
-        the session has no top-level transcript.
-        """
-        by_id: dict[str, _Transcript] = {}
-        summaries: list[tuple[str, str]] = []
-        unknown: set[str] = set()
-        folders: dict[int, str | None] = {}  # by id(): the folders are ``self.folders``
-        mains = {p.sid for _, p in self._parts if p.main and p.sid}
-        counts = [0, 0, 0]  # records, skipped, too large: added to the stats once
-        for folder, part in self._parts:
-            records, skipped, too_large = part.counts
-            counts[0] += records
-            counts[1] += skipped
-            counts[2] += too_large
-            for what in part.unknown:
-                if what not in unknown:
-                    unknown.add(what)
-                    self.stats.problem(f"claude-code: skipped unknown {what}")
-            sid = part.sid
-            if part.main and folders.get(id(folder)) is None:
-                folders[id(folder)] = part.folder_cwd
-            if sid is None:
-                continue
-            t = by_id.get(sid)
-            if t is None:
-                t = by_id[sid] = _Transcript(SessionFacts(sid))
-            t.main = t.main or part.main
-            facts = t.facts
-            if part.main or sid not in mains:
-                if facts.start is None and part.start:
-                    facts.start = datetime.fromisoformat(part.start)
-                for cwd in part.cwds:
-                    facts.see_cwd(cwd)
-            if t.inherited_start is None and part.inherited_start:
-                t.inherited_start = datetime.fromisoformat(part.inherited_start)
-            t.custom_title = part.custom_title or t.custom_title
-            t.ai_title = part.ai_title or t.ai_title
-            if part.summaries:
-                summaries.extend(part.summaries)
-            if part.prompts:
-                t.prompts.extend(part.prompts)
-            if part.edits:
-                t.edits.extend(part.edits)
-        self.stats.records += counts[0]
-        self.stats.skipped += counts[1]
-        self.stats.too_large += counts[2]
-        for folder in self.folders:
-            if (folder / "memory").is_dir():
-                self.dirs.append((folder / "memory", folders.get(id(folder))))
-        if summaries:
-            owner = self._owners({_short(leaf) for leaf, _ in summaries})
-            for leaf, text in summaries:
-                found = by_id.get(owner.get(_short(leaf), ""))
-                if found is not None and found.ai_title is None:
-                    found.ai_title = text
-        for t in by_id.values():
-            if t.facts.start is None:
-                t.facts.start = t.inherited_start
-        claimed: set[str] = set()
-        out = []
-        for t in sorted(by_id.values(), key=lambda t: _age(t.facts)):
-            facts = t.facts
-            empty = not (facts.cwds or t.prompts or t.edits or t.custom_title or t.ai_title)
-            if facts.start is None and empty:
-                continue  # an empty file: no session
-            facts.titles = [x for x in (t.custom_title or t.ai_title,) if x]
-            facts.prompts = _unclaimed(t.prompts, claimed, mains)
-            facts.edits = _unclaimed(t.edits, claimed, mains)
-            out.append(facts)
-        return out
-
-    def _owners(self, leaves: set[str]) -> dict[str, str]:
-        """The session of the first part holding each of ``leaves`` (record uuids, short)."""
-        owner: dict[str, str] = {}
-        if len(leaves) > 8:  # many: one pass over every uuid
-            for _, part in self._parts:
-                for uuid in part.all_uuids():
-                    owner.setdefault(uuid, part.sid or "")
-            return owner
-        # A few (the usual case): looked for in each part's saved uuids as they are. Each is
-        # 12 hex digits between spaces, so a match of 12 of them is a whole uuid.
-        wanted = set(leaves)
-        for _, part in self._parts:
-            if not wanted:
-                break
-            for uuid in [u for u in wanted if u in part.saved_uuids or u in part.uuids]:
-                owner[uuid] = part.sid or ""
-                wanted.discard(uuid)
-        return owner
-
-
-def _age(facts: SessionFacts) -> tuple[bool, float, str]:
-    """Oldest first, sessions without a timestamp last."""
-    start = facts.start
-    return (start is None, start.timestamp() if start else 0.0, facts.session_id)
-
-
-def _unclaimed(items: list[_Item], claimed: set[str], mains: set[str]) -> list[str]:
-    out = []
-    for key, value, inherited in items:
-        if inherited is not None and inherited in mains:
-            continue  # the ancestor's own transcript holds it
-        if key is not None:
-            if key in claimed:
-                continue
-            claimed.add(key)
-        out.append(value)
     return out
 
 

@@ -6,6 +6,10 @@ The other readers use ``common.assembly``, whose projects are named by their fol
 (summaries, file entities) are worded differently, and both are pinned by golden manifests.
 
 Pure like every reader: reads files, never writes, no git, no network.
+
+Size: over 400 lines because the assembly's checkpoint (``Assembler.checkpoint``/``resumed``)
+saves and restores every field the assembly keeps; apart, a field added to one module would be
+missed by the other.
 """
 
 from __future__ import annotations
@@ -76,9 +80,10 @@ class Assembler:
 
     def __init__(self, ctx: ReaderContext) -> None:
         self.ctx = ctx
-        # (start, id, row, facts, private): a row is finished (prompts, files) only when
-        # the cap keeps it (``manifest``), most of a large store's sessions are left out.
-        self.sessions: list[tuple[datetime | None, str, dict[str, Any], SessionFacts, bool]] = []
+        # [start, id, row, facts, private]: a row is finished (prompts, files) only when the
+        # cap keeps it (``manifest``), most of a large store's sessions are left out; then its
+        # facts are dropped (``None``), as are those of a row restored from a checkpoint.
+        self.sessions: list[list[Any]] = []
         self.projects: dict[str, _Project] = {}
         self.files: dict[tuple[str, str], _File] = {}
         self.entities: list[dict[str, Any]] = []
@@ -172,7 +177,7 @@ class Assembler:
             row["cwd"] = control_free(facts.cwd)[:512]
         if focus:
             row["project_focus"] = focus[:16]
-        self.sessions.append((facts.start, facts.session_id, row, facts, private))
+        self.sessions.append([facts.start, facts.session_id, row, facts, private])
 
     def _finish(self, row: dict[str, Any], facts: SessionFacts, private: bool) -> None:
         """A session row's prompts, files touched and visibility (for the rows kept)."""
@@ -282,19 +287,7 @@ class Assembler:
         """The view: sessions newest first and unique, entities, notes, within limits.
 
         ``stats`` learns how many sessions were found and kept (``MAX_SESSIONS``)."""
-        ordered = sorted(
-            self.sessions,
-            key=lambda s: (s[0] is None, -(s[0].timestamp()) if s[0] else 0.0, s[1], s[2]["date"]),
-        )
-        sessions: list[dict[str, Any]] = []
-        keys: set[tuple[str, str, str]] = set()
-        for _, _, row, facts, private in ordered:
-            key = (row["date"], row.get("cwd", ""), row.get("session_id", ""))
-            if key not in keys:
-                keys.add(key)
-                if len(sessions) < MAX_SESSIONS:
-                    self._finish(row, facts, private)
-                sessions.append(row)
+        sessions = self._ordered()
         entities = _unique_entities([*self._project_rows(), *self._file_rows(), *self.entities])
         if stats is not None:
             stats.found_sessions = len(sessions)
@@ -311,6 +304,75 @@ class Assembler:
             "recent_sessions": sessions[:MAX_SESSIONS],
             "notes": notes[:MAX_NOTES],
         }
+
+    def _ordered(self) -> list[dict[str, Any]]:
+        """The session rows newest first and unique, the first ``MAX_SESSIONS`` finished."""
+        ordered = sorted(
+            self.sessions,
+            key=lambda s: (s[0] is None, -(s[0].timestamp()) if s[0] else 0.0, s[1], s[2]["date"]),
+        )
+        sessions: list[dict[str, Any]] = []
+        keys: set[tuple[str, str, str]] = set()
+        for entry in ordered:
+            row = entry[2]
+            key = (row["date"], row.get("cwd", ""), row.get("session_id", ""))
+            if key not in keys:
+                keys.add(key)
+                if entry[3] is not None and len(sessions) < MAX_SESSIONS:
+                    self._finish(row, entry[3], entry[4])
+                    entry[3] = None
+                sessions.append(row)
+        return sessions
+
+    # checkpoints ------------------------------------------------------------------------
+
+    def checkpoint(self) -> dict[str, Any]:
+        """What the sessions added so far came to, as JSON values, for ``resumed``.
+
+        The newest ``MAX_SESSIONS`` rows are finished first: sessions added later can only push
+        them down, so no other row of these can be kept by the cap of a later view."""
+        self._ordered()
+        return {
+            "sessions": [
+                [s[0].isoformat() if s[0] else None, s[1], s[2], s[4]] for s in self.sessions
+            ],
+            "projects": [
+                [key, p.name, p.aliases, p.folders, p.sessions, p.last, p.private]
+                for key, p in self.projects.items()
+            ],
+            "files": [
+                [key[0], key[1], f.project, sorted(f.sessions), f.last, f.private]
+                for key, f in self.files.items()
+            ],
+            "cwds": self._cwds,
+            "git": {cwd: _git_json(info) for cwd, info in self._git.items()},
+        }
+
+    @classmethod
+    def resumed(cls, ctx: ReaderContext, saved: dict[str, Any]) -> Assembler | None:
+        """An assembler holding the sessions of ``checkpoint``'s, as if added again; ``None``
+        when a repository they were placed in moved on (the sessions must be added again) or
+        ``saved`` is garbled."""
+        rows = cls(ctx)
+        try:
+            for cwd, then in saved["git"].items():
+                if _git_json(rows.git(cwd)) != then:
+                    return None
+            for start, sid, row, private in saved["sessions"]:
+                when = datetime.fromisoformat(start) if start else None
+                rows.sessions.append([when, str(sid), dict(row), None, bool(private)])
+            for key, name, aliases, folders, count, last, private in saved["projects"]:
+                rows.projects[str(key)] = _Project(
+                    str(name), list(aliases), list(folders), int(count), str(last), bool(private)
+                )
+            for key, rel, project, sessions, last, private in saved["files"]:
+                rows.files[(str(key), str(rel))] = _File(
+                    str(project), str(rel), set(sessions), str(last), bool(private)
+                )
+            rows._cwds = [str(c) for c in saved["cwds"]]
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+        return rows
 
     def _project_rows(self) -> list[dict[str, Any]]:
         rows = []
@@ -354,6 +416,10 @@ class Assembler:
             row["visibility"] = "private" if f.private else "team"
             rows.append(row)
         return rows[:200]
+
+
+def _git_json(info: GitInfo) -> list[str | None]:
+    return [str(p) if p else None for p in (info.toplevel, info.main)] + [info.remote]
 
 
 def _unique_entities(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
