@@ -23,7 +23,7 @@ from bourdon.ingest.pipeline import check, export_reader
 from bourdon.ingest.resume import load_resume, resume_path, save_resume
 from bourdon.model import AGENTS_DIR, ROW_SECTIONS, SUFFIX
 from bourdon.readers.base import ReaderContext
-from bourdon.readers.claude_code import ClaudeCodeReader
+from bourdon.readers.claude_code import ClaudeCodeReader, sessions
 from bourdon.store.library import Library
 from tests.support.stores.claude_code import write_store
 
@@ -272,6 +272,52 @@ def test_a_garbled_entry_of_one_file_rereads_that_file_only(
     append(path, record(path, "One file again", 6))
     result = export_both(libraries, ctx)
     assert result["read"]["bytes_read"] == path.stat().st_size + tails(home)
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["not json", "[1, 2]", '[null, null, [], null, null, [], [["k", 7, null]], [], ""]'],
+    ids=["not json", "too short", "a prompt that is not text"],
+)
+def test_a_garbled_body_found_when_its_file_grew_means_a_whole_read(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library], body: str
+) -> None:
+    export_both(libraries, ctx)
+    state = load_resume(libraries[0].root, "claude-code")
+    assert state is not None
+    path = session_file(home)
+    state["bodies"][str(path)] = body
+    save_resume(libraries[0].root, "claude-code", state, state)
+    append(path, record(path, "Parse it all again", 8))
+    result = export_both(libraries, ctx)  # the rows equal a whole read's
+    assert result["read"]["bytes_read"] == jsonl_bytes(home)
+    assert "Parse it all again" in str(rows(libraries[0]))
+
+
+@pytest.mark.parametrize(
+    "point",
+    ["{", '{"signature": 1}', "[]", None],
+    ids=["not json", "missing parts", "another shape", "not a string"],
+)
+def test_a_garbled_checkpoint_means_every_session_is_combined_again(
+    home: Path,
+    ctx: ReaderContext,
+    libraries: tuple[Library, Library],
+    point: object,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sessions, "TAIL", 4)  # the store's 12 sessions leave some before it
+    export_both(libraries, ctx)
+    state = load_resume(libraries[0].root, "claude-code")
+    assert state is not None and state["point"], "a checkpoint was taken"
+    state["point"]["sessions"] = point
+    save_resume(libraries[0].root, "claude-code", state, state)
+    path = session_file(home)
+    append(path, record(path, "Combine them all", 9))
+    export_both(libraries, ctx)  # the rows equal a whole read's
+    assert "Combine them all" in str(rows(libraries[0]))
+    again = load_resume(libraries[0].root, "claude-code")
+    assert again is not None and isinstance(again["point"]["sessions"], str)
 
 
 def test_history_lines_of_swept_sessions_are_read_as_appended(

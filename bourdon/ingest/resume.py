@@ -7,10 +7,14 @@ unreadable means a whole read, never an error. ``bourdon export --force`` reads 
 
 On disk it is JSON Lines: a first line with the bourdon version that wrote it (a state of
 another version is not used: its reader may have read the files otherwise), the state's plain
-values (``state``) and the names of its mappings (``sections``), then one line
-``[section, key, value]`` per entry of each of its mappings (a reader's files). A state saved
-after a resumed read gives back most entries untouched, as the very objects it was given:
-their lines are written again as they were read, not encoded again.
+values (``state``) and the names of its mappings (``sections``), then one line per entry of each
+of its mappings (a reader's files): ``[section, key, value]``, or, for a string value (and no
+line break in it, ASCII), ``~section<TAB>key<TAB>value`` with the string as it is, so that a
+reader's large strings (what it gathered from each file, as JSON it parses only when it needs
+it) cost no decoding at all. A key that is not ASCII, holds a tab or a line break, or opens with
+a quote, is written as JSON. A state saved after a resumed read gives back most entries
+untouched, as the very objects it was given: their lines are written again as they were read,
+not encoded again.
 """
 
 from __future__ import annotations
@@ -57,10 +61,17 @@ def load_resume(root: Path, reader: str) -> SavedState | None:
         for section in header["sections"]:
             data[str(section)] = {}
         lines: dict[int, tuple[object, str]] = {}
-        raw_lines = rest.splitlines()
-        # One parse of all the lines (much faster than one per line), then paired with them.
+        encoded = []
+        for line in rest.split("\n"):
+            if line.startswith("~"):
+                section, key, value = line[1:].split("\t", 2)
+                data[section][json.loads(key) if key.startswith('"') else key] = value
+                lines[id(value)] = (value, line)
+            elif line:
+                encoded.append(line)
+        # One parse of all the JSON lines (much faster than one per line), then paired.
         for line, (section, key, value) in zip(
-            raw_lines, json.loads("[" + ",".join(raw_lines) + "]"), strict=True
+            encoded, json.loads("[" + ",".join(encoded) + "]"), strict=True
         ):
             data.setdefault(section, {})[key] = value
             lines[id(value)] = (value, line)
@@ -93,6 +104,19 @@ def save_resume(
             if seen is not None and seen[0] is value:
                 out.append(seen[1])
             else:
-                out.append(json.dumps([section, key, value], separators=(",", ":")))
+                out.append(_line(section, key, value))
     # A cache: lost to a power cut, the older state (or none) is still a right place to start.
     atomic_write(target, ("\n".join(out) + "\n").encode("utf-8"), 0o600, sync=False)
+
+
+def _line(section: str, key: str, value: object) -> str:
+    """An entry's line: its string as it is when it can be (see the module docstring)."""
+    if isinstance(value, str) and _plain(value, "\n") and _plain(section, "\t\n\r"):
+        shown = key if _plain(key, "\t\n\r") and not key.startswith('"') else json.dumps(key)
+        return f"~{section}\t{shown}\t{value}"
+    return json.dumps([section, key, value], separators=(",", ":"))
+
+
+def _plain(text: object, breaks: str) -> bool:
+    """ASCII (so it is written as it is, whatever it holds) without any of ``breaks``."""
+    return isinstance(text, str) and text.isascii() and not any(c in text for c in breaks)

@@ -71,7 +71,7 @@ from bourdon.readers.base import (
     default_health,
     local_date,
 )
-from bourdon.readers.claude_code.files import history_prompts, transcript_parts
+from bourdon.readers.claude_code.files import Kept, history_prompts, transcript_parts
 from bourdon.readers.claude_code.sessions import Checkpoint, Scan, Sessions
 from bourdon.readers.claude_code.transcripts import GarbledPart, transcript_files
 from bourdon.readers.common.facts import Assembler, SessionFacts
@@ -81,7 +81,7 @@ from bourdon.readers.common.paths import remembered_path
 NAME: Final = "claude-code"
 AGENT_TYPE: Final = "code-assistant"
 # The shape of the resume state (and of its saved parts); a state of another one is ignored.
-RESUME_SCHEMA: Final = 2
+RESUME_SCHEMA: Final = 3
 _POINT: Final = "sessions"  # the one entry of the state's "point" section
 
 
@@ -116,7 +116,8 @@ class ClaudeCodeReader:
 
     def _read(self, ctx: ReaderContext, saved: dict[str, dict[str, Any]]) -> ReadResult:
         stats = ReadStats()
-        files: dict[str, Any] = {}
+        kept = Kept(saved["files"], saved["bodies"])
+        files = Kept()
         history: dict[str, Any] = {}
         roots = store_roots(self, ctx)
         scan = Scan(stats)
@@ -125,8 +126,7 @@ class ClaudeCodeReader:
         for root in roots:
             listed = transcript_files(root, stats, scan.folders, ctx.listing)
             for key, sid, main, folder in listed:
-                old = saved["files"].get(key)
-                parts, moved = transcript_parts(key, sid, main, old, stats, files, ctx.listing)
+                parts, moved = transcript_parts(key, sid, main, kept, stats, files, ctx.listing)
                 for part in parts:
                     scan.add(folder, part, moved=moved)
                 if moved and resuming:
@@ -138,8 +138,9 @@ class ClaudeCodeReader:
                 lines += history_prompts(path, saved["history"].get(str(path)), stats, history)
         nosid = sorted({text for text, _, sid, _ in lines if not sid})
         # A file gone (the 30-day sweep) may have held what older sessions claimed: no resume.
-        kept = saved["point"].get(_POINT) if files.keys() >= saved["files"].keys() else None
-        point = _point(kept, ctx, nosid)
+        gone = not files.marks.keys() >= saved["files"].keys()
+        kept_point = None if gone else saved["point"].get(_POINT)
+        point = _point(kept_point, ctx, nosid)
         found = scan.sessions_after(point["scan"], hot) if point is not None else None
         rows = Assembler.resumed(ctx, point["assembler"]) if found and point else None
         if found is None or rows is None or point is None:
@@ -147,7 +148,7 @@ class ClaudeCodeReader:
             rows = Assembler(ctx)
             for facts in found.facts[: found.prefix]:
                 rows.add_session(facts)
-            kept = _new_point(found, rows, ctx, nosid)
+            kept_point = _new_point(found, rows, ctx, nosid)
             rest, known, typed = found.facts[found.prefix :], set(), set()
         else:
             rest, known, typed = found.facts, set(point["scan"].sessions), set(point["typed"])
@@ -169,9 +170,10 @@ class ClaudeCodeReader:
         state = {
             "schema": RESUME_SCHEMA,
             "reader": NAME,
-            "files": files,
+            "files": files.marks,
+            "bodies": files.bodies,
             "history": history,
-            "point": {_POINT: kept} if kept is not None else {},
+            "point": {_POINT: kept_point} if kept_point is not None else {},
         }
         return ReadResult(result, stats, resume=state)
 
@@ -184,10 +186,11 @@ def _saved(resume: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
         and resume.get("reader") == NAME
         and isinstance(resume.get("files"), dict)
         and isinstance(resume.get("history"), dict)
+        and isinstance(resume.get("bodies"), dict)
         and isinstance(resume.get("point"), dict)
     ):
-        return {"files": resume["files"], "history": resume["history"], "point": resume["point"]}
-    return {"files": {}, "history": {}, "point": {}}
+        return {k: resume[k] for k in ("files", "bodies", "history", "point")}
+    return {"files": {}, "bodies": {}, "history": {}, "point": {}}
 
 
 def _signature(ctx: ReaderContext) -> list[Any]:
@@ -222,12 +225,15 @@ def _new_point(
     """The checkpoint after the sessions ``rows`` has so far, as the next read is given it."""
     if found.checkpoint is None:
         return None
+    assembled = rows.checkpoint()
+    if assembled is None:
+        return None
     typed = {p for s in found.facts[: found.prefix] for p in s.prompts}
     return json.dumps(
         {
             "signature": _signature(ctx),
             "scan": found.checkpoint.to_json(),
-            "assembler": rows.checkpoint(),
+            "assembler": assembled,
             "nosid": nosid,
             "typed": [text for text in nosid if text in typed],
         },

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -20,31 +21,43 @@ from bourdon.readers.listing import StoreListing
 _SLASH_COMMAND: Final = re.compile(r"^/[\w:-]+(\s|$)")  # "/clear", "/model opus"; not "/home/x"
 
 
+@dataclass
+class Kept:
+    """What a read keeps of the transcripts for the next: for each, ``[mark, header]`` and
+    the body of its part (``Part.header``/``Part.body``; the body apart, as a string the state
+    keeps as it is and this reader parses only when it needs it)."""
+
+    marks: dict[str, Any] = field(default_factory=dict)
+    bodies: dict[str, Any] = field(default_factory=dict)
+
+
 def transcript_parts(
     key: str,
     sid: str | None,
     main: bool,
-    saved: object,
+    saved: Kept,
     stats: ReadStats,
-    out: dict[str, Any],
+    out: Kept,
     seen: StoreListing | None = None,
 ) -> tuple[list[Part | SavedPart], bool]:
     """The parts of one transcript, and whether the file changed since the read that saved
     ``saved``: the saved part when the file is unchanged, else the saved one continued from
     its offset (or a new one when the file was rewritten), then the unterminated last line's,
-    which is not saved: it is read again next time. ``seen``: the file's stat as the export's
-    walk took it."""
+    which is not saved: it is read again next time. What it keeps goes to ``out``. ``seen``:
+    the file's stat as the export's walk took it."""
     try:
         # A str path: no Path object is made for the thousands of files that did not change.
         info = seen.stat(key) if seen is not None else os.stat(key)  # noqa: PTH116
     except OSError as exc:
         stats.problem(f"{os.path.basename(key)}: {exc.strerror}")  # noqa: PTH119
         return [], True
-    found = _kept(saved, sid, main)
+    marks, body = saved.marks.get(key), saved.bodies.get(key)
+    found = _kept(marks, body, sid, main)
     how = compare(key, info, found[0]) if found is not None else REWRITTEN
     if found is not None and how == UNCHANGED:
         stats.files += 1
-        out[key] = saved
+        out.marks[key] = marks
+        out.bodies[key] = body
         return [found[1]], False
     if found is not None and how == GROWN:
         mark, kept = found
@@ -54,7 +67,7 @@ def transcript_parts(
     else:
         part, start, moved = Part(sid, main), 0, True
         # The file as it was held legacy summaries: what they titled must be looked at again.
-        part.summarised = _summarised(saved)
+        part.summarised = _summarised(marks)
     path = Path(key)
     read = ReadStats()
     lines = JsonlLines(path, start, read)
@@ -68,7 +81,8 @@ def transcript_parts(
     stats.bytes_read += read.bytes_read
     stats.problems.extend(read.problems)
     stats.partial_tail += lines.partial
-    out[key] = [new_mark(path, info, lines.end), part.header(), part.body()]
+    out.marks[key] = [new_mark(path, info, lines.end), part.header()]
+    out.bodies[key] = part.body()
     if lines.tail is None:
         return [part], moved
     tail = Part(part.sid, main)
@@ -77,19 +91,19 @@ def transcript_parts(
     return [part, tail], moved
 
 
-def _kept(saved: object, sid: str | None, main: bool) -> tuple[Any, SavedPart] | None:
-    """The mark and part saved for a file (``[mark, header, body]``), if they are this file's."""
-    if not (isinstance(saved, list) and len(saved) == 3):
+def _kept(marks: object, body: object, sid: str | None, main: bool) -> tuple[Any, SavedPart] | None:
+    """The mark and part saved for a file, if they are this file's."""
+    if not (isinstance(marks, list) and len(marks) == 2):
         return None
     try:
-        part = SavedPart(saved[1], saved[2])
+        part = SavedPart(marks[1], body)
     except (TypeError, ValueError):
         return None
-    return (saved[0], part) if part.main == main and not (sid and part.sid != sid) else None
+    return (marks[0], part) if part.main == main and not (sid and part.sid != sid) else None
 
 
-def _summarised(saved: object) -> bool:
-    header = saved[1] if isinstance(saved, list) and len(saved) == 3 else None
+def _summarised(marks: object) -> bool:
+    header = marks[1] if isinstance(marks, list) and len(marks) == 2 else None
     return isinstance(header, list) and len(header) == 6 and bool(header[5])
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bourdon.readers.base import ReadStats
-from bourdon.readers.claude_code.transcripts import Part, SavedPart, short_uuid
+from bourdon.readers.claude_code.transcripts import GarbledPart, Part, SavedPart, short_uuid
 from bourdon.readers.common.facts import SessionFacts
 
 # The newest sessions a checkpoint leaves after it: the ones a user is likely to add to.
@@ -46,7 +46,7 @@ class Checkpoint:
         return {
             "boundary": list(self.boundary),
             "sessions": self.sessions,
-            "claimed": self.claimed,
+            "claimed": " ".join(self.claimed),  # short hex keys: one string parses far faster
             "orphans": self.orphans,
             "summaries": self.summaries,
         }
@@ -58,7 +58,7 @@ class Checkpoint:
         return cls(
             (bool(late), float(stamp), str(sid)),
             [str(s) for s in data["sessions"]],
-            [str(k) for k in data["claimed"]],
+            str(data["claimed"]).split(),
             [str(s) for s in data["orphans"]],
             [[str(leaf), str(text), str(owner)] for leaf, text, owner in data["summaries"]],
         )
@@ -157,6 +157,7 @@ class Scan:
         """
         mains = self._tally()
         hot = set(hot)
+        SavedPart.parse_all([p for _, p in self._parts if isinstance(p, SavedPart)])
         by_id, summaries = self._gather(mains, set())
         titles: list[list[str]] = []
         if summaries:
@@ -320,14 +321,19 @@ def _unclaimed(
     """The values of ``items`` no older session claimed; the ancestors named by the inherited
     ones kept (their transcript is not there) go to ``orphans``."""
     out = []
-    for key, value, inherited in items:
-        if inherited is not None:
-            if inherited in mains:
-                continue  # the ancestor's own transcript holds it
-            orphans.add(inherited)
-        if key is not None:
-            if key in claimed:
-                continue
-            claimed.add(key)
-        out.append(value)
+    try:
+        for key, value, inherited in items:
+            if inherited is not None:
+                if inherited in mains:
+                    continue  # the ancestor's own transcript holds it
+                orphans.add(inherited)
+            if key is not None:
+                if key in claimed:
+                    continue
+                claimed.add(key)
+            out.append(value)
+    except (TypeError, ValueError) as exc:  # a saved item that is not [key, value, inherited]
+        raise GarbledPart(str(exc)) from exc
+    if not all(type(value) is str for value in out):
+        raise GarbledPart("a saved item's value is not a string")
     return out

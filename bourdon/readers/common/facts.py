@@ -73,6 +73,10 @@ class _File:
     sessions: set[str] = field(default_factory=set)
     last: str = ""
     private: bool = False
+    earlier: int = 0  # sessions counted before a checkpoint (none of them in ``sessions``)
+
+    def count(self) -> int:
+        return self.earlier + len(self.sessions)
 
 
 class Assembler:
@@ -326,22 +330,33 @@ class Assembler:
 
     # checkpoints ------------------------------------------------------------------------
 
-    def checkpoint(self) -> dict[str, Any]:
-        """What the sessions added so far came to, as JSON values, for ``resumed``.
+    def checkpoint(self) -> dict[str, Any] | None:
+        """What the sessions added so far came to, as JSON values, for ``resumed``; ``None``
+        when one of them has no id of its own, or one like the ids of sessions known only by
+        date and folder (``date|cwd``): a file's sessions are kept as a count.
 
         The newest ``MAX_SESSIONS`` rows are finished first: sessions added later can only push
-        them down, so no other row of these can be kept by the cap of a later view."""
+        them down, so no other row of these can be kept by the cap of a later view, and of
+        those only what orders and tells them apart is kept."""
+        if any(not s[1] or "|" in s[1] for s in self.sessions):
+            return None
         self._ordered()
         return {
             "sessions": [
-                [s[0].isoformat() if s[0] else None, s[1], s[2], s[4]] for s in self.sessions
+                [
+                    s[0].isoformat() if s[0] else None,
+                    s[1],
+                    s[2] if s[3] is None else _key(s[2]),
+                    s[4],
+                ]
+                for s in self.sessions
             ],
             "projects": [
                 [key, p.name, p.aliases, p.folders, p.sessions, p.last, p.private]
                 for key, p in self.projects.items()
             ],
             "files": [
-                [key[0], key[1], f.project, sorted(f.sessions), f.last, f.private]
+                [key[0], key[1], f.project, f.count(), f.last, f.private]
                 for key, f in self.files.items()
             ],
             "cwds": self._cwds,
@@ -365,9 +380,9 @@ class Assembler:
                 rows.projects[str(key)] = _Project(
                     str(name), list(aliases), list(folders), int(count), str(last), bool(private)
                 )
-            for key, rel, project, sessions, last, private in saved["files"]:
+            for key, rel, project, count, last, private in saved["files"]:
                 rows.files[(str(key), str(rel))] = _File(
-                    str(project), str(rel), set(sessions), str(last), bool(private)
+                    str(project), str(rel), set(), str(last), bool(private), int(count)
                 )
             rows._cwds = [str(c) for c in saved["cwds"]]
         except (KeyError, TypeError, ValueError, AttributeError):
@@ -397,25 +412,30 @@ class Assembler:
         return rows
 
     def _file_rows(self) -> list[dict[str, Any]]:
-        often = [f for f in self.files.values() if len(f.sessions) >= 2]
+        often = [f for f in self.files.values() if f.count() >= 2]
         clash: dict[str, int] = {}
         for f in often:
             clash[fold(f.rel)] = clash.get(fold(f.rel), 0) + 1
         rows = []
-        for f in sorted(often, key=lambda f: (-len(f.sessions), f.project, f.rel)):
+        for f in sorted(often, key=lambda f: (-f.count(), f.project, f.rel)):
             name = f.rel if clash[fold(f.rel)] == 1 else f"{f.project}/{f.rel}"
             if len(name) > 128:
                 continue
             row: dict[str, Any] = {
                 "name": name,
                 "type": "file",
-                "summary": f"Edited in {len(f.sessions)} sessions of {f.project}.",
+                "summary": f"Edited in {f.count()} sessions of {f.project}.",
             }
             if f.last:
                 row["last_touched"] = f.last
             row["visibility"] = "private" if f.private else "team"
             rows.append(row)
         return rows[:200]
+
+
+def _key(row: dict[str, Any]) -> dict[str, Any]:
+    """What orders and tells apart a session row the cap leaves out."""
+    return {k: row[k] for k in ("date", "session_id", "cwd") if k in row}
 
 
 def _git_json(info: GitInfo) -> list[str | None]:
