@@ -30,19 +30,6 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNS = 15
 
 
-def first_timestamp(path: Path) -> str:
-    """The first timestamp of a transcript's own records ("" when it has none)."""
-    for line in path.read_bytes().splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        mine = isinstance(record, dict) and record.get("sessionId") == path.stem
-        if mine and isinstance(record.get("timestamp"), str):
-            return str(record["timestamp"])
-    return ""
-
-
 def main() -> dict[str, Any]:
     from bourdon.ingest.hookrun import hook_export
     from bourdon.ingest.pipeline import export_reader
@@ -50,7 +37,7 @@ def main() -> dict[str, Any]:
     from bourdon.readers.base import ReaderContext
     from bourdon.readers.claude_code import ClaudeCodeReader
     from bourdon.store.library import Library
-    from tests.support.stores.claude_code import write_store
+    from tests.support.stores.claude_code import first_timestamp, write_store
 
     with tempfile.TemporaryDirectory(prefix="bourdon-bench-incremental-") as tmp:
         home, lib = Path(tmp) / "home", Path(tmp) / "lib"

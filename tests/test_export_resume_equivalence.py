@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.support.stores.claude_code import write_store
+from tests.support.stores.claude_code import last_record, write_store
 
 ROWS = ("known_entities", "recent_sessions", "known_workstreams", "notes")
 
@@ -53,17 +53,6 @@ def transcripts(home: Path) -> list[Path]:
     """The ordinary sessions' files (each has a record with a session and a cwd), by size."""
     found = (home / ".claude" / "projects").glob("*/*.jsonl")
     return sorted((p for p in found if last_record(p)), key=lambda p: (p.stat().st_size, p.name))
-
-
-def last_record(path: Path) -> dict[str, Any] | None:
-    for line in reversed(path.read_bytes().splitlines()):
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and record.get("sessionId") and record.get("cwd"):
-            return record
-    return None
 
 
 def follow(path: Path) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import pytest
 
 from bourdon.readers.base import ReaderContext
 from bourdon.readers.claude_code import ClaudeCodeReader, sessions
-from tests.support.stores.claude_code import write_store
+from tests.support.stores.claude_code import first_timestamp, last_record, write_store
 
 STEPS = 40
 
@@ -40,36 +40,14 @@ class Store:
 
     def transcripts(self) -> list[Path]:
         found = self.root.glob("projects/*/*.jsonl")
-        return sorted(p for p in found if not p.name.startswith("agent-") and self.last(p))
-
-    def last(self, path: Path) -> dict[str, Any] | None:
-        """The last whole record of ``path`` naming a session and a cwd."""
-        for line in reversed(path.read_bytes().splitlines()):
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict) and record.get("sessionId") and record.get("cwd"):
-                return record
-        return None
+        return sorted(p for p in found if not p.name.startswith("agent-") and last_record(p))
 
     def pick(self) -> Path:
         """A session's transcript: mostly one of the newest (a user works in those), else any."""
         found = self.transcripts()
         if self.rng.random() < 0.75:
-            found = sorted(found, key=self.started)[-sessions.TAIL :]
+            found = sorted(found, key=first_timestamp)[-sessions.TAIL :]
         return self.rng.choice(found)
-
-    def started(self, path: Path) -> str:
-        for line in path.read_bytes().splitlines():
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            mine = isinstance(record, dict) and record.get("sessionId") == path.stem
-            if mine and isinstance(record.get("timestamp"), str):
-                return str(record["timestamp"])
-        return ""
 
     def stamp(self) -> str:
         self.clock += timedelta(minutes=7)
@@ -117,19 +95,19 @@ def append(path: Path, *records: dict[str, Any] | bytes) -> None:
 
 def add_prompt(s: Store) -> None:
     path = s.pick()
-    append(path, s.prompt(s.last(path) or {}, s.words()))
+    append(path, s.prompt(last_record(path) or {}, s.words()))
 
 
 def add_edit(s: Store) -> None:
     path = s.pick()
-    after = s.last(path) or {}
+    after = last_record(path) or {}
     name = s.rng.choice(["src/app.py", "README.md", "src/ledger/export.py", "docs/notes.md"])
     append(path, s.edit(after, f"{after['cwd']}/{name}"))
 
 
 def add_title(s: Store) -> None:
     path = s.pick()
-    after = s.last(path) or {}
+    after = last_record(path) or {}
     kind = s.rng.choice(["custom-title", "ai-title"])
     field = "customTitle" if kind == "custom-title" else "aiTitle"
     append(path, {"type": kind, field: s.words(), "sessionId": after["sessionId"]})
@@ -137,14 +115,14 @@ def add_title(s: Store) -> None:
 
 def change_cwd(s: Store) -> None:
     path = s.pick()
-    after = s.last(path) or {}
+    after = last_record(path) or {}
     moved = {**after, "cwd": str(s.home / "src" / s.rng.choice(["docs-site", "ledgerline/web"]))}
     append(path, s.prompt(moved, s.words()))
 
 
 def new_session(s: Store, *, past: bool = False) -> None:
     source = s.pick()
-    after = {**(s.last(source) or {}), "sessionId": str(uuid.UUID(int=s.rng.getrandbits(128)))}
+    after = {**(last_record(source) or {}), "sessionId": str(uuid.UUID(int=s.rng.getrandbits(128)))}
     if past:  # dated before most sessions: it sorts among the old ones
         s.clock, now = datetime(2026, 3, 1, 8, 0, tzinfo=UTC), s.clock
     first = s.prompt(after, s.words())
@@ -160,13 +138,13 @@ def fork(s: Store) -> None:
     copied = parent.read_bytes()
     if not copied.endswith(b"\n"):
         copied = copied[: copied.rfind(b"\n") + 1]
-    after = {**(s.last(parent) or {}), "sessionId": sid}
+    after = {**(last_record(parent) or {}), "sessionId": sid}
     append(parent.parent / f"{sid}.jsonl", copied, s.prompt(after, s.words()))
 
 
 def subagent(s: Store) -> None:
     path = s.pick()
-    after = s.last(path) or {}
+    after = last_record(path) or {}
     folder = path.parent / path.stem / "subagents"
     folder.mkdir(parents=True, exist_ok=True)
     side = {**after, "isSidechain": True}
@@ -178,13 +156,13 @@ def subagent(s: Store) -> None:
 
 def summary(s: Store) -> None:
     """A legacy summary naming a record of some session (maybe another file's)."""
-    target = s.last(s.pick()) or {}
+    target = last_record(s.pick()) or {}
     append(s.pick(), {"type": "summary", "summary": s.words(), "leafUuid": target["uuid"]})
 
 
 def history(s: Store) -> None:
     path = s.root / "history.jsonl"
-    after = s.last(s.pick()) or {}
+    after = last_record(s.pick()) or {}
     sid = s.rng.choice([after["sessionId"], None, str(uuid.UUID(int=s.rng.getrandbits(128)))])
     line: dict[str, Any] = {
         "display": s.words(),
@@ -199,7 +177,7 @@ def history(s: Store) -> None:
 
 def half_line(s: Store) -> None:
     path = s.pick()
-    whole = json.dumps(s.prompt(s.last(path) or {}, s.words())).encode() + b"\n"
+    whole = json.dumps(s.prompt(last_record(path) or {}, s.words())).encode() + b"\n"
     append(path, whole[: len(whole) // 2])
 
 

@@ -177,6 +177,33 @@ def encode_cwd(cwd: str) -> str:
     return name
 
 
+def records(path: Path) -> list[dict[str, Any]]:
+    """The records of a transcript that parse, in file order."""
+    out = []
+    for line in path.read_bytes().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            out.append(record)
+    return out
+
+
+def last_record(path: Path) -> dict[str, Any] | None:
+    """The last record of a transcript naming a session and a cwd: one to follow."""
+    found = [r for r in records(path) if r.get("sessionId") and r.get("cwd")]
+    return found[-1] if found else None
+
+
+def first_timestamp(path: Path) -> str:
+    """When a transcript's session started: its own first record's time ("" when none)."""
+    for record in records(path):
+        if record.get("sessionId") == path.stem and isinstance(record.get("timestamp"), str):
+            return str(record["timestamp"])
+    return ""
+
+
 def write_repos(home: Path) -> None:
     """Git markers (repositories, a worktree, a clone) and CLAUDE.md files of the fake org."""
 
