@@ -1,7 +1,7 @@
 """A real ``bourdon ui`` in a subprocess on 127.0.0.1, and browsers-without-a-browser for it.
 
-``UiServer`` starts one over a library and a home, and keeps the one-time operator link it
-prints. ``operator`` follows that link with a real HTTP client (``httpx2``, cookies kept; use
+``UiServer`` starts one over a library and a home (``with server:`` starts and stops it), and
+keeps the one-time operator link it prints. ``operator`` follows that link with a real HTTP client (``httpx2``, cookies kept; use
 ``contextlib.closing``), and later calls reuse the session it opened;
 ``member`` logs a member in through the token form, as a person would. ``csrf`` is the form
 token of the page a client last loaded. The browser tests drive Chromium against the same
@@ -95,6 +95,18 @@ class UiServer:
         if self.proc is not None:
             stop_process(self.proc)
             self.proc = None
+
+    def __enter__(self) -> UiServer:
+        """Started (and stopped again if it does not come up); stopped on leaving."""
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def client(self) -> httpx2.Client:
         """A client with no session yet (cookies kept, redirects not followed)."""

@@ -165,11 +165,8 @@ def serve(
     (tmp / "user").mkdir()
     server = UiServer(tmp / "lib", tmp / "user")
     token = server.add_member("desk", grants=["atlas"])
-    server.start()
-    try:
+    with server:
         yield server, token
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,7 @@ does not confirm an agent exists, and private rows only for the operator at priv
 from __future__ import annotations
 
 import re
+from contextlib import closing
 
 import httpx2
 
@@ -188,12 +189,9 @@ def test_a_member_that_keeps_prompts_home_gets_no_session_with_key_actions(
 ) -> None:
     server, _ = served
     token = MemberRegistry(server.home).add("homebody", "trusted", keep_home=True)
-    client = server.member(token)
-    try:
+    with closing(server.member(token)) as client:
         page = client.get("/ui/agents/atlas?kind=sessions").text
         assert tabs(page)["sessions"] == 0  # every session of atlas carries key actions
         for words in ("sketch the gateway", "wire the beacon", "publish the beacon"):
             assert words not in page
         assert "Sessions per week: no sessions." in page
-    finally:
-        client.close()

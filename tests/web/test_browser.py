@@ -193,11 +193,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     server = UiServer(folder / "lib", folder / "user")
     desk = server.add_member("desk", grants=["codex"])
     server.add_member("kiosk")
-    server.start()
-    try:
+    with server:
         yield World(server, desk, versions)
-    finally:
-        server.stop()
 
 
 @dataclass

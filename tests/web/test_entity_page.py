@@ -146,11 +146,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     library.close()
     server = UiServer(root, tmp_path_factory.mktemp("entity-user"))
     token = server.add_member("desk", "quarantined", ["alpha", "beta", "gamma", "epsilon"])
-    server.start()
-    try:
+    with server:
         yield Site(server, commits, token)
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -59,11 +59,8 @@ def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[UiServer, dic
         "granted": server.add_member("desk-chat", "quarantined", [AGENT]),
         "trusted": server.add_member("reviewer", "trusted"),
     }
-    server.start()
-    try:
+    with server:
         yield server, {**commits, **{f"token:{k}": v for k, v in tokens.items()}}
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import httpx2
@@ -91,11 +92,8 @@ def test_the_public_level_counts_public_rows_only(operator: httpx2.Client) -> No
 
 def test_a_member_granted_nothing_is_told_what_to_do(served: tuple[UiServer, str]) -> None:
     server, _ = served
-    client = server.member(server.add_member("lonely"))
-    try:
+    with closing(server.member(server.add_member("lonely"))) as client:
         page = client.get("/ui/").text
         assert "No agent to show yet." in page
         for name in ("atlas", "cobalt", "zinc", CANARY):
             assert name not in page
-    finally:
-        client.close()

@@ -92,11 +92,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     library.close()
     server = UiServer(root, tmp_path_factory.mktemp("search-user"))
     token = server.add_member("desk", "quarantined", ["alpha", "beta", "epsilon"])
-    server.start()
-    try:
+    with server:
         yield Site(server, token)
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

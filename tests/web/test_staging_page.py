@@ -55,11 +55,8 @@ def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[UiServer, dic
         "reviewer": server.add_member("reviewer", "trusted"),
         "onlooker": server.add_member("onlooker", "quarantined", ["spare-desk", "calm-desk"]),
     }
-    server.start()
-    try:
+    with server:
         yield server, tokens
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -155,11 +155,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[UiServer,
     server = UiServer(base / "lib", user)
     token = server.add_member(MEMBER, grants=[GRANTED])
     server.add_member(OTHER)
-    server.start()
-    try:
+    with server:
         yield server, token
-    finally:
-        server.stop()
 
 
 def versions_of(root: Path, agent_id: str) -> list[str]:

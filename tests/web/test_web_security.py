@@ -89,15 +89,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     (root / "user").mkdir()
     server = UiServer(root / "lib", root / "user")
     desk = server.add_member(STAGER, grants=["codex"])
-    server.start()
-    try:
-        client = server.client()
+    with server, contextlib.closing(server.client()) as client:
         login = client.get(server.link)
         assert login.status_code == 303, login.text
         yield World(server, client, login, desk, version)
-        client.close()
-    finally:
-        server.stop()
 
 
 def fresh(world: World) -> httpx2.Client:
