@@ -283,12 +283,14 @@ def _boundary(ordered: list[_Transcript], hot: set[str], tail: int) -> int:
     """How many of the oldest sessions a checkpoint can be taken after: all but the ``tail``
     newest, and none without a date (they sort last, and may be empty: no session at all).
     A ``hot`` session a little older than those is left after it too: it is likely to change
-    again. One much older (an old session resumed) is not: it would leave most sessions to
-    combine again at every read."""
+    again. One much older (an old session resumed) means no checkpoint (0): it would not hold
+    while that session is worked in, and taking it at every read costs more than it saves."""
     cut = len(ordered) - tail
     for n, t in enumerate(ordered[: max(cut, 0)]):
-        if t.facts.start is None or (t.facts.session_id in hot and n >= cut - tail):
+        if t.facts.start is None:
             return n
+        if t.facts.session_id in hot:
+            return n if n >= cut - tail else 0
     return max(cut, 0)
 
 
@@ -331,9 +333,9 @@ def _unclaimed(
                 if key in claimed:
                     continue
                 claimed.add(key)
+            if type(value) is not str:
+                raise TypeError("a saved item's value is not a string")
             out.append(value)
     except (TypeError, ValueError) as exc:  # a saved item that is not [key, value, inherited]
         raise GarbledPart(str(exc)) from exc
-    if not all(type(value) is str for value in out):
-        raise GarbledPart("a saved item's value is not a string")
     return out
