@@ -143,7 +143,7 @@ class ClaudeCodeReader:
         point = _point(kept_point, ctx, nosid)
         found = scan.sessions_after(point["scan"], hot) if point is not None else None
         rows = Assembler.resumed(ctx, point["assembler"]) if found and point else None
-        if found is None or rows is None or point is None:
+        if rows is None or found is None or point is None:  # the checkpoint does not hold
             found = scan.sessions(hot)
             rows = Assembler(ctx)
             for facts in found.facts[: found.prefix]:

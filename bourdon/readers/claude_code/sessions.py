@@ -22,13 +22,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from bourdon.readers.base import ReadStats
-from bourdon.readers.claude_code.transcripts import GarbledPart, Part, SavedPart, short_uuid
+from bourdon.readers.claude_code.transcripts import GarbledPart, Item, Part, SavedPart, short_uuid
 from bourdon.readers.common.facts import SessionFacts
 
 # The newest sessions a checkpoint leaves after it: the ones a user is likely to add to.
 TAIL: Final = 64
 
-_Item = list[Any]  # (record key, value, session it was inherited from), as in ``transcripts``
 Age = tuple[bool, float, str]
 
 
@@ -67,12 +66,11 @@ class Checkpoint:
 @dataclass
 class Sessions:
     """``Scan.sessions``'s answer: sessions oldest first, the first ``prefix`` of them before
-    ``checkpoint`` (when one was taken; a resumed answer holds only those after it)."""
+    ``checkpoint`` (when one was taken; ``sessions_after``'s holds only those after it)."""
 
     facts: list[SessionFacts]
     prefix: int = 0
     checkpoint: Checkpoint | None = None
-    resumed: bool = False
 
 
 @dataclass
@@ -82,8 +80,8 @@ class _Transcript:
     facts: SessionFacts
     custom_title: str | None = None
     ai_title: str | None = None
-    prompts: list[_Item] = field(default_factory=list)
-    edits: list[_Item] = field(default_factory=list)
+    prompts: list[Item] = field(default_factory=list)
+    edits: list[Item] = field(default_factory=list)
     main: bool = False  # a top-level transcript was read (not only subagent files)
     inherited_start: datetime | None = None  # first time of inherited lines, a fallback
 
@@ -96,7 +94,7 @@ class Scan:
         self.dirs: list[tuple[Path, str | None]] = []  # (memory folder, a cwd of that project)
         self.folders: list[Path] = []  # every project folder, in reading order
         self._parts: list[tuple[Path, Part | SavedPart]] = []  # (project folder, part)
-        self._read: list[Part] = []  # the parts of files that changed since the state was saved
+        self._moved: list[Part] = []  # the parts of files that changed since the state was saved
         self._mains: set[str] | None = None  # sessions with a top-level transcript
 
     def add(self, folder: Path, part: Part | SavedPart, *, moved: bool = True) -> None:
@@ -104,7 +102,7 @@ class Scan:
         ``moved``: its file changed since the state it may come from was saved."""
         self._parts.append((folder, part))
         if moved:
-            self._read.append(part.full())
+            self._moved.append(part.full())
 
     def memory_dirs(self, root: Path) -> list[tuple[Path, str | None]]:
         """The auto-memory folders found under ``root``, each with a cwd of its project."""
@@ -199,13 +197,13 @@ class Scan:
         ordered = _oldest_first(by_id)
         if ordered and _age(ordered[0].facts) <= point.boundary:
             return None  # a session older than the boundary appeared
-        return Sessions(_combine(ordered, set(point.claimed), mains, set()), resumed=True)
+        return Sessions(_combine(ordered, set(point.claimed), mains, set()))
 
     def _retitled(self, point: Checkpoint) -> bool:
         """Whether a part read this time holds or held a summary, or holds a record a summary
         names (it may now be the first to hold it): the summaries may title other sessions."""
         leaves = {leaf for leaf, _, _ in point.summaries}
-        for part in self._read:
+        for part in self._moved:
             if part.summarised or part.summaries or not leaves.isdisjoint(part.uuids):
                 return True
         return False
@@ -318,7 +316,7 @@ def _age(facts: SessionFacts) -> Age:
 
 
 def _unclaimed(
-    items: list[_Item], claimed: set[str], mains: set[str], orphans: set[str]
+    items: list[Item], claimed: set[str], mains: set[str], orphans: set[str]
 ) -> list[str]:
     """The values of ``items`` no older session claimed; the ancestors named by the inherited
     ones kept (their transcript is not there) go to ``orphans``."""

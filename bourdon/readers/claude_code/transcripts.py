@@ -38,8 +38,7 @@ KNOWN_BLOCKS: Final = frozenset(
 # when it differs from the file's: a line inherited from an ancestor by a fork).
 # Lists, not tuples: a saved part is used as JSON gave it back. Record uuids are kept as short
 # hashes (``short_uuid``): they are only compared, and the saved state stays small.
-_Item = list[Any]
-PART_SCHEMA: Final = 1  # the shape of a saved Part; a state of another shape is not resumed
+Item = list[Any]
 
 
 class GarbledPart(ValueError):
@@ -66,8 +65,8 @@ class Part:
     custom_title: str | None = None
     ai_title: str | None = None
     summaries: list[tuple[str, str]] = field(default_factory=list)  # (leafUuid, text)
-    prompts: list[_Item] = field(default_factory=list)
-    edits: list[_Item] = field(default_factory=list)
+    prompts: list[Item] = field(default_factory=list)
+    edits: list[Item] = field(default_factory=list)
     uuids: list[str] = field(default_factory=list)  # its own records' uuids, for summaries
     saved_uuids: str = ""  # the uuids of a saved part, split only when a summary needs them
     unknown: list[str] = field(default_factory=list)  # unknown record and block kinds seen
@@ -177,7 +176,7 @@ class SavedPart:
             raise GarbledPart(str(exc)) from exc
 
 
-def _items(data: object) -> list[_Item]:
+def _items(data: object) -> list[Item]:
     """A saved list of items, each ``[key, value, inherited]`` (each item is checked where it
     is unpacked: ``sessions._unclaimed``)."""
     if not isinstance(data, list):
