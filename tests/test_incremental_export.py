@@ -559,3 +559,28 @@ def test_an_old_session_an_append_makes_one_of_the_newest_joins_the_view(
     finally:
         for library in libraries:
             library.close()
+
+
+def test_a_state_that_cannot_be_saved_fails_the_export_after_its_commit(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library]
+) -> None:
+    # The state is saved while the view is committed: its failure is not lost in that thread.
+    resumed, _ = libraries
+    export_reader(resumed, READER, ctx)
+    before = len(resumed.history("claude-code", limit=None))
+    folder = resume_path(resumed.root, "claude-code").parent
+    for leftover in folder.iterdir():
+        leftover.unlink()
+    folder.rmdir()
+    folder.write_text("a file where the state's folder should be\n")
+    path = session_file(home)
+    append(path, record(path, "Saved nowhere", 12))
+    with pytest.raises(OSError):
+        export_reader(resumed, READER, ctx)
+    assert len(resumed.history("claude-code", limit=None)) == before + 1  # committed
+    assert "Saved nowhere" in key_actions(resumed, path.stem)
+    folder.unlink()
+    append(path, record(path, "Saved again", 13))
+    result = export_both(libraries, ctx)  # no state: a whole read, the same rows
+    assert result["read"]["bytes_read"] == jsonl_bytes(home)
+    assert load_resume(resumed.root, "claude-code") is not None

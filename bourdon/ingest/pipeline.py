@@ -9,7 +9,8 @@
 2. **read**: the reader's fresh view of the whole store (``Reader.read``). A resumable reader
    (``ResumableReader.read_from``) is given the state its last read returned, kept in
    ``.bourdon/resume/`` (``bourdon.ingest.resume``), and reads only what was appended since;
-   ``force`` reads whole; a dry run uses the state but never changes it.
+   the state it returns is saved in a thread while steps 3 to 6 run; ``force`` reads whole; a
+   dry run uses the state but never changes it.
 3. **redact**: every string of the view goes through ``bourdon.access.redact``; a secret becomes
    ``[redacted:<kind>]`` before anything is written anywhere. A row the same library object
    redacted at an earlier export is taken as it came out then (``bourdon.ingest.redaction``).
@@ -53,7 +54,7 @@ from bourdon.ingest.outcome import (
     ExportResult,
 )
 from bourdon.ingest.redaction import redact_view
-from bourdon.ingest.resume import load_resume, save_resume
+from bourdon.ingest.resume import load_resume, saved_meanwhile
 from bourdon.ingest.visibility import keep_visibility
 from bourdon.ingest.watermarks import drift, load_watermark, mark, save_watermark
 from bourdon.merge import twoway as merge
@@ -191,8 +192,47 @@ def _export(
     resume = load_resume(root, name) if resumable and not force else None
     # The reader lists and stats the store as the fingerprint's walk just did: not again.
     read = _read(reader, dataclasses.replace(ctx, listing=listing), name, store, resume)
-    if resumable and not dry_run:
-        save_resume(root, name, read.resume, resume)
+    # The state is saved while the view is written: the write's waits on the disk free the
+    # interpreter for it.
+    saving: contextlib.AbstractContextManager[None] = (
+        saved_meanwhile(root, name, read.resume, resume)
+        if resumable and not dry_run
+        else contextlib.nullcontext()
+    )
+    with saving:
+        return _write_view(
+            library,
+            reader,
+            name,
+            who,
+            read,
+            result,
+            previous,
+            now,
+            fingerprint,
+            dry_run=dry_run,
+            force=force,
+            started=started,
+        )
+
+
+def _write_view(
+    library: Library,
+    reader: Reader,
+    name: str,
+    who: Provenance,
+    read: ReadResult,
+    result: ExportResult,
+    previous: Mapping[str, Any],
+    now: str,
+    fingerprint: str,
+    *,
+    dry_run: bool,
+    force: bool,
+    started: float,
+) -> ExportResult:
+    """Steps 3 to 6 for what ``read`` gave: redact, visibility, erosion guard, commit."""
+    root = library.root
     fresh = _shape(read.manifest, reader, name)
     fresh, findings = redact_view(fresh, library)
     current = _current(library, name)

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -107,6 +108,31 @@ def save_resume(
                 out.append(_line(section, key, value))
     # A cache: lost to a power cut, the older state (or none) is still a right place to start.
     atomic_write(target, ("\n".join(out) + "\n").encode("utf-8"), 0o600, sync=False)
+
+
+@contextlib.contextmanager
+def saved_meanwhile(
+    root: Path, reader: str, state: Mapping[str, Any] | None, previous: object = None
+) -> Iterator[None]:
+    """``save_resume`` in a thread while the block runs: the export's library write, whose
+    waits on the disk leave the interpreter free for it. The block's end waits for the save
+    and raises what the save raised (the block's own error first)."""
+    failed: list[BaseException] = []
+
+    def save() -> None:
+        try:
+            save_resume(root, reader, state, previous)
+        except BaseException as exc:  # handed to the caller's thread
+            failed.append(exc)
+
+    saver = threading.Thread(target=save, name=f"bourdon-save-resume-{reader}")
+    saver.start()
+    try:
+        yield
+    finally:
+        saver.join()
+    if failed:
+        raise failed[0]
 
 
 def _line(section: str, key: str, value: object) -> str:
