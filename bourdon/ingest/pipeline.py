@@ -192,106 +192,70 @@ def _export(
     resume = load_resume(root, name) if resumable and not force else None
     # The reader lists and stats the store as the fingerprint's walk just did: not again.
     read = _read(reader, dataclasses.replace(ctx, listing=listing), name, store, resume)
-    # The state is saved while the view is written: the write's waits on the disk free the
-    # interpreter for it.
-    saving: contextlib.AbstractContextManager[None] = (
-        saved_meanwhile(root, name, read.resume, resume)
-        if resumable and not dry_run
-        else contextlib.nullcontext()
-    )
-    with saving:
-        return _write_view(
-            library,
-            reader,
+    with contextlib.ExitStack() as saving:
+        if resumable and not dry_run:
+            # Saved while the view is written: the write's waits on the disk free the
+            # interpreter for it.
+            saving.enter_context(saved_meanwhile(root, name, read.resume, resume))
+        fresh = _shape(read.manifest, reader, name)
+        fresh, findings = redact_view(fresh, library)
+        current = _current(library, name)
+        fresh = keep_visibility(fresh, current)
+        source = {"kind": "reader", "name": name, "machine": who.machine}
+        mine = row_keys(current, source)
+        theirs = row_keys(fresh, None)
+        result.rows = len(theirs)
+        result.previous_rows = len(mine)
+        result.redacted = findings.to_dict()
+        result.stats = read.stats
+        history = [int(n) for n in previous.get("history") or [] if isinstance(n, int)]
+        before = len(mine) or int(previous.get("rows") or 0)
+        if not theirs and before:
+            result.drifting = drift(
+                name, now, f"the store yielded no rows (it yielded {before} before)"
+            )
+        result.reason = erosion(mine, theirs, history, before=before)
+
+        if dry_run:
+            after, stats = merge.regenerate(current, {**fresh, "agent": fresh["agent"]}, source)
+            result.changes = merge.compare(current, after)
+            result.added, result.updated, result.removed = (
+                stats.total_added,
+                stats.total_updated,
+                stats.total_removed,
+            )
+            result.outcome = DRY_RUN
+            return _done(result, started)
+
+        if result.reason and not force:
+            result.outcome = REFUSED
+            result.reason += "; pass --force to commit it anyway"
+            # The fingerprint is not kept: the next export looks again instead of skipping.
+            save_watermark(root, name, {**previous, **mark(result, now)})
+            return _done(result, started)
+
+        write = library.regenerate(name, fresh, reader=name, provenance=who)
+        result.outcome = NO_OP if write.no_op else COMMITTED
+        if result.reason:
+            result.reason = f"{FORCED}: {result.reason}"
+        result.added = write.stats.total_added
+        result.updated = write.stats.total_updated
+        result.removed = write.stats.total_removed
+        result.version = write.version or previous.get("version")
+        result.digest = write.digest
+        history = [len(theirs)] if force else [*history, len(theirs)][-_HISTORY:]
+        save_watermark(
+            root,
             name,
-            who,
-            read,
-            result,
-            previous,
-            now,
-            fingerprint,
-            dry_run=dry_run,
-            force=force,
-            started=started,
+            {
+                **mark(result, now),
+                "fingerprint": fingerprint,
+                "exported_at": now,
+                "committed_at": now if write.version else previous.get("committed_at"),
+                "history": history,
+            },
         )
-
-
-def _write_view(
-    library: Library,
-    reader: Reader,
-    name: str,
-    who: Provenance,
-    read: ReadResult,
-    result: ExportResult,
-    previous: Mapping[str, Any],
-    now: str,
-    fingerprint: str,
-    *,
-    dry_run: bool,
-    force: bool,
-    started: float,
-) -> ExportResult:
-    """Steps 3 to 6 for what ``read`` gave: redact, visibility, erosion guard, commit."""
-    root = library.root
-    fresh = _shape(read.manifest, reader, name)
-    fresh, findings = redact_view(fresh, library)
-    current = _current(library, name)
-    fresh = keep_visibility(fresh, current)
-    source = {"kind": "reader", "name": name, "machine": who.machine}
-    mine = row_keys(current, source)
-    theirs = row_keys(fresh, None)
-    result.rows = len(theirs)
-    result.previous_rows = len(mine)
-    result.redacted = findings.to_dict()
-    result.stats = read.stats
-    history = [int(n) for n in previous.get("history") or [] if isinstance(n, int)]
-    before = len(mine) or int(previous.get("rows") or 0)
-    if not theirs and before:
-        result.drifting = drift(
-            name, now, f"the store yielded no rows (it yielded {before} before)"
-        )
-    result.reason = erosion(mine, theirs, history, before=before)
-
-    if dry_run:
-        after, stats = merge.regenerate(current, {**fresh, "agent": fresh["agent"]}, source)
-        result.changes = merge.compare(current, after)
-        result.added, result.updated, result.removed = (
-            stats.total_added,
-            stats.total_updated,
-            stats.total_removed,
-        )
-        result.outcome = DRY_RUN
         return _done(result, started)
-
-    if result.reason and not force:
-        result.outcome = REFUSED
-        result.reason += "; pass --force to commit it anyway"
-        # The fingerprint is not kept: the next export looks again instead of skipping.
-        save_watermark(root, name, {**previous, **mark(result, now)})
-        return _done(result, started)
-
-    write = library.regenerate(name, fresh, reader=name, provenance=who)
-    result.outcome = NO_OP if write.no_op else COMMITTED
-    if result.reason:
-        result.reason = f"{FORCED}: {result.reason}"
-    result.added = write.stats.total_added
-    result.updated = write.stats.total_updated
-    result.removed = write.stats.total_removed
-    result.version = write.version or previous.get("version")
-    result.digest = write.digest
-    history = [len(theirs)] if force else [*history, len(theirs)][-_HISTORY:]
-    save_watermark(
-        root,
-        name,
-        {
-            **mark(result, now),
-            "fingerprint": fingerprint,
-            "exported_at": now,
-            "committed_at": now if write.version else previous.get("committed_at"),
-            "history": history,
-        },
-    )
-    return _done(result, started)
 
 
 def unchanged(root: Path, reader: Reader, ctx: ReaderContext) -> ExportResult | None:
