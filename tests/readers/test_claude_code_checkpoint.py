@@ -2,7 +2,8 @@
 step of random changes of the kinds a store goes through: prompts, edits, titles and cwd changes
 appended to old and new sessions, new sessions (newest, and dated in the past), forks that copy
 their parent's records, subagent files, legacy summaries, history lines with and without a
-session, half-written lines completed later, files rewritten shorter and removed.
+session, records of unknown kinds, half-written lines completed later, files rewritten shorter
+and removed.
 
 The oracle is the whole read (``read``), which takes no saved state at all. ``TAIL`` is made
 small so that most steps go through the checkpoint (sessions after it combined again, the rest
@@ -154,6 +155,21 @@ def subagent(s: Store) -> None:
     )
 
 
+def unknown_kind(s: Store) -> None:
+    """A record of a type this reader does not know (a newer Claude Code's): skipped, said."""
+    path = s.pick()
+    after = last_record(path) or {}
+    kind = s.rng.choice(["x-future-note", "x-future-task"])
+    append(
+        path,
+        {
+            "type": kind,
+            "sessionId": after["sessionId"],
+            "uuid": str(uuid.UUID(int=s.rng.getrandbits(128))),
+        },
+    )
+
+
 def summary(s: Store) -> None:
     """A legacy summary naming a record of some session (maybe another file's)."""
     target = last_record(s.pick()) or {}
@@ -208,6 +224,7 @@ CHANGES: list[tuple[Callable[[Store], None], int]] = [
     (fork, 2),
     (subagent, 2),
     (summary, 1),
+    (unknown_kind, 1),
     (history, 3),
     (half_line, 2),
     (complete_half_lines, 2),
@@ -243,6 +260,14 @@ def test_resumed_reads_equal_whole_reads_through_random_changes(
         return found
 
     monkeypatch.setattr(sessions.Scan, "sessions_after", counted)
+    quiet: list[bool] = []
+    settle = sessions.Scan.settle
+
+    def settled(self: sessions.Scan, *args: Any) -> None:
+        settle(self, *args)
+        quiet.append(self._quiet is not None)
+
+    monkeypatch.setattr(sessions.Scan, "settle", settled)
     home = tmp_path / "home"
     write_store(home, seed=seed, sessions=40)
     ctx = ReaderContext(home=home, env={}, tz=UTC, machine="laptop")
@@ -263,3 +288,5 @@ def test_resumed_reads_equal_whole_reads_through_random_changes(
     # Both ways were taken: most steps resumed from the checkpoint, some combined all again.
     assert sum(resumed) >= STEPS // 3, resumed
     assert not all(resumed), resumed
+    # And the files of the sessions before the checkpoint were mostly left quiet.
+    assert sum(quiet) >= STEPS // 4, quiet

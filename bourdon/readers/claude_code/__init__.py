@@ -49,7 +49,9 @@ An unchanged file is not opened and its part's body not parsed, a grown one is r
 offset, a rewritten one whole; the unfinished last line is read every time and never saved.
 The state's ``point`` is a checkpoint (``sessions.Checkpoint`` and ``Assembler.checkpoint``):
 what the sessions older than about the ``sessions.TAIL`` newest came to. When it holds, only the
-sessions after it are combined and added again; otherwise all are, as a whole read does. Both
+sessions after it are combined and added again; otherwise all are, as a whole read does. The
+files of its sessions are ``quiet.Quiet``: while each is unchanged, what they add to the read's
+tallies is taken from the checkpoint and their saved parts are not looked at. Both
 give the view a whole read gives. A state of another ``RESUME_SCHEMA`` or reader is ignored (and
 the pipeline drops one a different bourdon version saved); one found garbled is read whole.
 """
@@ -71,7 +73,13 @@ from bourdon.readers.base import (
     default_health,
     local_date,
 )
-from bourdon.readers.claude_code.files import Kept, history_prompts, transcript_parts
+from bourdon.readers.claude_code.files import (
+    Kept,
+    history_prompts,
+    saved_part,
+    transcript_parts,
+)
+from bourdon.readers.claude_code.quiet import Quiet, is_quiet
 from bourdon.readers.claude_code.sessions import Checkpoint, Scan, Sessions
 from bourdon.readers.claude_code.transcripts import GarbledPart, transcript_files
 from bourdon.readers.common.facts import Assembler, SessionFacts
@@ -81,7 +89,7 @@ from bourdon.readers.common.paths import remembered_path
 NAME: Final = "claude-code"
 AGENT_TYPE: Final = "code-assistant"
 # The shape of the resume state (and of its saved parts); a state of another one is ignored.
-RESUME_SCHEMA: Final = 3
+RESUME_SCHEMA: Final = 4
 _POINT: Final = "sessions"  # the one entry of the state's "point" section
 
 
@@ -123,14 +131,23 @@ class ClaudeCodeReader:
         scan = Scan(stats)
         resuming = bool(saved["files"])
         hot: set[str] = set()  # the sessions of the files that changed since the last read
+        kept_point = saved["point"].get(_POINT)
+        parsed = _parsed_point(kept_point)
+        quiet = parsed["quiet"] if parsed is not None else None
+        before = set(parsed["scan"].sessions) if parsed is not None else set()
         for root in roots:
             listed = transcript_files(root, stats, scan.folders, ctx.listing)
             for key, sid, main, folder in listed:
+                if before and is_quiet(key, before, kept, files, ctx.listing):
+                    stats.files += 1
+                    scan.add_quiet(folder, key)
+                    continue
                 parts, moved = transcript_parts(key, sid, main, kept, stats, files, ctx.listing)
                 for part in parts:
-                    scan.add(folder, part, moved=moved)
+                    scan.add(folder, part, key, moved=moved)
                 if moved and resuming:
                     hot.update(p.sid for p in parts if p.sid)
+        scan.settle(quiet, before, lambda key: saved_part(kept, key))
         lines: list[list[Any]] = []
         for root in roots:
             path = root / "history.jsonl"
@@ -139,8 +156,7 @@ class ClaudeCodeReader:
         nosid = sorted({text for text, _, sid, _ in lines if not sid})
         # A file gone (the 30-day sweep) may have held what older sessions claimed: no resume.
         gone = not files.marks.keys() >= saved["files"].keys()
-        kept_point = None if gone else saved["point"].get(_POINT)
-        point = _point(kept_point, ctx, nosid)
+        point = None if gone else _holding(parsed, ctx, nosid)
         found = scan.sessions_after(point["scan"], hot) if point is not None else None
         rows = Assembler.resumed(ctx, point["assembler"]) if found and point else None
         if rows is None or found is None or point is None:  # the checkpoint does not hold
@@ -148,7 +164,7 @@ class ClaudeCodeReader:
             rows = Assembler(ctx)
             for facts in found.facts[: found.prefix]:
                 rows.add_session(facts)
-            kept_point = _new_point(found, rows, ctx, nosid)
+            kept_point = _new_point(found, rows, ctx, nosid, scan, files.marks)
             rest, known, typed = found.facts[found.prefix :], set(), set()
         else:
             rest, known, typed = found.facts, set(point["scan"].sessions), set(point["typed"])
@@ -205,24 +221,45 @@ def _signature(ctx: ReaderContext) -> list[Any]:
     ]
 
 
-def _point(kept: object, ctx: ReaderContext, nosid: list[str]) -> dict[str, Any] | None:
-    """The saved checkpoint (a JSON string), when it was taken in this context and knew every
-    history prompt without a session (they are matched against the sessions' prompts)."""
+def _parsed_point(kept: object) -> dict[str, Any] | None:
+    """The saved checkpoint (a JSON string), parsed; ``None`` when there is none or it is
+    garbled."""
     if not isinstance(kept, str):
         return None
     try:
         data = json.loads(kept)
-        if data["signature"] != _signature(ctx) or not set(nosid) <= set(data["nosid"]):
+        return {
+            **data,
+            "scan": Checkpoint.from_json(data["scan"]),
+            "quiet": Quiet.from_json(data["quiet"]),
+        }
+    except (ValueError, TypeError, KeyError, RecursionError, AttributeError):
+        return None
+
+
+def _holding(
+    point: dict[str, Any] | None, ctx: ReaderContext, nosid: list[str]
+) -> dict[str, Any] | None:
+    """``point`` when it was taken in this context and knew every history prompt without a
+    session (they are matched against the sessions' prompts)."""
+    try:
+        if point is None or point["signature"] != _signature(ctx):
             return None
-        return {**data, "scan": Checkpoint.from_json(data["scan"])}
-    except (ValueError, TypeError, KeyError, RecursionError):
+        return point if set(nosid) <= set(point["nosid"]) else None
+    except (TypeError, KeyError):
         return None
 
 
 def _new_point(
-    found: Sessions, rows: Assembler, ctx: ReaderContext, nosid: list[str]
+    found: Sessions,
+    rows: Assembler,
+    ctx: ReaderContext,
+    nosid: list[str],
+    scan: Scan,
+    marks: dict[str, Any],
 ) -> str | None:
-    """The checkpoint after the sessions ``rows`` has so far, as the next read is given it."""
+    """The checkpoint after the sessions ``rows`` has so far, as the next read is given it
+    (``marks``: each transcript's ``[mark, header]`` as this read leaves it)."""
     if found.checkpoint is None:
         return None
     assembled = rows.checkpoint()
@@ -233,6 +270,7 @@ def _new_point(
         {
             "signature": _signature(ctx),
             "scan": found.checkpoint.to_json(),
+            "quiet": scan.quiet(found.checkpoint.sessions, marks).to_json(),
             "assembler": assembled,
             "nosid": nosid,
             "typed": [text for text in nosid if text in typed],

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bourdon.readers.base import JsonlLines, ReadStats, clean_text, parse_time
-from bourdon.readers.claude_code.transcripts import Part, SavedPart, read_records
+from bourdon.readers.claude_code.transcripts import GarbledPart, Part, SavedPart, read_records
 from bourdon.readers.common.resume import GROWN, REWRITTEN, UNCHANGED, compare, new_mark
 from bourdon.readers.listing import StoreListing
 
@@ -89,6 +89,17 @@ def transcript_parts(
     read_records(tail, [lines.tail])
     tail.counts[0] += 1
     return [part, tail], moved
+
+
+def saved_part(saved: Kept, key: str) -> SavedPart:
+    """The part saved for the transcript ``key``; raises ``GarbledPart`` when garbled."""
+    marks = saved.marks.get(key)
+    try:
+        if not (isinstance(marks, list) and len(marks) == 2):
+            raise TypeError("not a saved mark and header")
+        return SavedPart(marks[1], saved.bodies.get(key))
+    except (TypeError, ValueError) as exc:
+        raise GarbledPart(f"{os.path.basename(key)}: {exc}") from exc  # noqa: PTH119
 
 
 def _kept(marks: object, body: object, sid: str | None, main: bool) -> tuple[Any, SavedPart] | None:

@@ -15,13 +15,14 @@ Pure like every reader: no writes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
 from bourdon.readers.base import ReadStats
+from bourdon.readers.claude_code.quiet import Quiet, quiet_files, quiet_mains
 from bourdon.readers.claude_code.transcripts import GarbledPart, Item, Part, SavedPart, short_uuid
 from bourdon.readers.common.facts import SessionFacts
 
@@ -93,16 +94,55 @@ class Scan:
         self.stats = stats
         self.dirs: list[tuple[Path, str | None]] = []  # (memory folder, a cwd of that project)
         self.folders: list[Path] = []  # every project folder, in reading order
-        self._parts: list[tuple[Path, Part | SavedPart]] = []  # (project folder, part)
+        # (project folder, part, file) in reading order; a quiet file's part is None until
+        # something needs it (``_materialize``)
+        self._parts: list[tuple[Path, Part | SavedPart | None, str]] = []
         self._moved: list[Part] = []  # the parts of files that changed since the state was saved
         self._mains: set[str] | None = None  # sessions with a top-level transcript
+        self._quiet: Quiet | None = None  # what the quiet files add to the tally
+        self._quiet_mains: set[str] = set()  # their sessions with a top-level transcript
+        self._quiet_at: dict[str, int] = {}  # each quiet file's place in ``_parts``
+        self._saved: Callable[[str], SavedPart] | None = None  # a quiet file's saved part
 
-    def add(self, folder: Path, part: Part | SavedPart, *, moved: bool = True) -> None:
-        """A part of a transcript in the project folder ``folder`` (one of ``folders``);
-        ``moved``: its file changed since the state it may come from was saved."""
-        self._parts.append((folder, part))
+    def add(self, folder: Path, part: Part | SavedPart, key: str, *, moved: bool = True) -> None:
+        """A part of the transcript ``key`` in the project folder ``folder`` (one of
+        ``folders``); ``moved``: its file changed since the state it may come from was saved."""
+        self._parts.append((folder, part, key))
         if moved:
             self._moved.append(part.full())
+
+    def add_quiet(self, folder: Path, key: str) -> None:
+        """The transcript ``key``, one of the checkpoint's quiet files, as it was then."""
+        self._quiet_at[key] = len(self._parts)
+        self._parts.append((folder, None, key))
+
+    def settle(
+        self, quiet: Quiet | None, sessions: set[str], saved: Callable[[str], SavedPart]
+    ) -> None:
+        """After the last ``add``: the tally of the quiet files is ``quiet``'s (the quiet files
+        of a checkpoint before ``sessions``) when every one of them was added as it was;
+        ``saved`` gives a quiet file's part when one is needed."""
+        self._saved = saved
+        if quiet is not None and len(self._quiet_at) == quiet.files:
+            self._quiet, self._quiet_mains = quiet, quiet_mains(quiet, sessions)
+        else:
+            self._materialize()
+
+    def quiet(self, sessions: Iterable[str], marks: dict[str, Any]) -> Quiet:
+        """The quiet files of a checkpoint before ``sessions`` (see ``quiet.quiet_files``)."""
+        self._materialize()
+        return quiet_files(self._parts, set(sessions), marks)
+
+    def _materialize(self) -> None:
+        """Every quiet file's saved part in its place (their tally, once taken, stays)."""
+        if self._quiet_at:
+            assert self._saved is not None, "settle() comes before a quiet part is needed"
+            for key, at in self._quiet_at.items():
+                folder = self._parts[at][0]
+                self._parts[at] = (folder, self._saved(key), key)
+            self._quiet_at = {}
+        if self._mains is None:
+            self._quiet = None
 
     def memory_dirs(self, root: Path) -> list[tuple[Path, str | None]]:
         """The auto-memory folders found under ``root``, each with a cwd of its project."""
@@ -110,34 +150,45 @@ class Scan:
         return [(d, cwd) for d, cwd in self.dirs if root in d.parents]
 
     def _tally(self) -> set[str]:
-        """Once per read, from the parts' headers alone: the counts and unknown kinds (into the
-        stats), the memory folders and the sessions with a top-level transcript."""
+        """Once per read, from the parts' headers alone (the quiet files' from ``_quiet``):
+        the counts and unknown kinds (into the stats), the memory folders and the sessions
+        with a top-level transcript."""
         if self._mains is not None:
             return self._mains
-        unknown: set[str] = set()
-        folders: dict[int, str | None] = {}  # by id(): the folders are ``self.folders``
-        counts = [0, 0, 0]  # records, skipped, too large: added to the stats once
-        mains: set[str] = set()
-        for folder, part in self._parts:
+        quiet = self._quiet or Quiet()
+        first: dict[str, int] = {}  # unknown kind -> the place of the first part holding it
+        cwds: dict[str, tuple[int, str]] = {}  # folder -> (place, cwd) of its first main part
+        counts = list(quiet.counts)  # records, skipped, too large: added to the stats once
+        mains = set(self._quiet_mains) if self._quiet is not None else set()
+        for at, (folder, part, _) in enumerate(self._parts):
+            if part is None:
+                continue  # a quiet file: in ``quiet``
             records, skipped, too_large = part.counts
             counts[0] += records
             counts[1] += skipped
             counts[2] += too_large
             for what in part.unknown:
-                if what not in unknown:
-                    unknown.add(what)
-                    self.stats.problem(f"claude-code: skipped unknown {what}")
+                first.setdefault(what, at)
             if part.main:
                 if part.sid:
                     mains.add(part.sid)
-                if folders.get(id(folder)) is None:
-                    folders[id(folder)] = part.folder_cwd
+                if part.folder_cwd is not None and str(folder) not in cwds:
+                    cwds[str(folder)] = (at, part.folder_cwd)
+        for what, key in quiet.unknown.items():
+            first[what] = min(first.get(what, len(self._parts)), self._quiet_at[key])
+        for folder_name, (key, cwd) in quiet.cwds.items():
+            at = self._quiet_at[key]
+            if at < cwds.get(folder_name, (at + 1, ""))[0]:
+                cwds[folder_name] = (at, cwd)
+        for what in sorted(first, key=first.__getitem__):
+            self.stats.problem(f"claude-code: skipped unknown {what}")
         self.stats.records += counts[0]
         self.stats.skipped += counts[1]
         self.stats.too_large += counts[2]
         for folder in self.folders:
             if (folder / "memory").is_dir():
-                self.dirs.append((folder / "memory", folders.get(id(folder))))
+                place = cwds.get(str(folder))
+                self.dirs.append((folder / "memory", place[1] if place else None))
         self._mains = mains
         return mains
 
@@ -155,7 +206,8 @@ class Scan:
         """
         mains = self._tally()
         hot = set(hot)
-        SavedPart.parse_all([p for _, p in self._parts if isinstance(p, SavedPart)])
+        self._materialize()
+        SavedPart.parse_all([p for _, p, _ in self._parts if isinstance(p, SavedPart)])
         by_id, summaries = self._gather(mains, set())
         titles: list[list[str]] = []
         if summaries:
@@ -214,7 +266,9 @@ class Scan:
         """The parts of every session but those in ``skip``, combined per session."""
         by_id: dict[str, _Transcript] = {}
         summaries: list[tuple[str, str]] = []
-        for _, saved in self._parts:
+        for _, saved, _ in self._parts:
+            if saved is None:
+                continue  # a quiet file: its session is one of ``skip``
             sid = saved.sid
             if sid is None or sid in skip:
                 continue
@@ -248,16 +302,20 @@ class Scan:
         """The session of the first part holding each of ``leaves`` (record uuids, short)."""
         owner: dict[str, str] = {}
         if len(leaves) > 8:  # many: one pass over every uuid
-            for _, part in self._parts:
+            for _, part, _ in self._parts:
+                if part is None:
+                    continue  # never: the caller made every part whole first
                 for uuid in part.full().all_uuids():
                     owner.setdefault(uuid, part.sid or "")
             return owner
         # A few (the usual case): looked for in each part's saved uuids as they are. Each is
         # 12 hex digits between spaces, so a match of 12 of them is a whole uuid.
         wanted = set(leaves)
-        for _, saved in self._parts:
+        for _, saved, _ in self._parts:
             if not wanted:
                 break
+            if saved is None:
+                continue  # never: the caller made every part whole first
             part = saved.full()
             for uuid in [u for u in wanted if u in part.saved_uuids or u in part.uuids]:
                 owner[uuid] = part.sid or ""

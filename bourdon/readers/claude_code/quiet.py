@@ -1,0 +1,134 @@
+"""The quiet files of a checkpoint: the transcripts of the sessions before it, which a resumed
+read neither opens nor looks into.
+
+Every part of every file goes into the scan's tally (the record counts, the unknown kinds, the
+sessions with a top-level transcript, each project folder's cwd), and for most files of a large
+store that is all a resumed read does with them: their sessions are the checkpoint's. ``Quiet``
+keeps what those files added to the tally when the checkpoint was taken, and how many they
+were. A checkpoint is kept only while none of its sessions' files changed, came or went; so a
+read that finds every one of them unchanged (by their saved marks) takes the tally as it was
+kept, and leaves each file's saved part unparsed. When fewer are found, the read looks at every
+part again. A file whose read left an unfinished last line is never quiet: that line is read
+again each time.
+
+Pure like every reader: no writes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bourdon.readers.claude_code.transcripts import Part, SavedPart
+from bourdon.readers.listing import StoreListing
+
+if TYPE_CHECKING:
+    from bourdon.readers.claude_code.files import Kept
+
+
+@dataclass
+class Quiet:
+    """What the quiet files added to a scan's tally, and how many they were."""
+
+    files: int = 0
+    counts: list[int] = field(default_factory=lambda: [0, 0, 0])  # records, skipped, too large
+    unknown: dict[str, str] = field(default_factory=dict)  # kind -> first quiet file holding it
+    # the checkpoint's sessions without a quiet top-level transcript: few, where those with
+    # one are thousands
+    others: list[str] = field(default_factory=list)
+    cwds: dict[str, list[str]] = field(default_factory=dict)  # folder -> [first file, its cwd]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "counts": self.counts,
+            "unknown": self.unknown,
+            "others": self.others,
+            "cwds": self.cwds,
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> Quiet:
+        """Raises ``ValueError``/``TypeError``/``KeyError`` when garbled."""
+        if not isinstance(data, dict):
+            raise TypeError("not a quiet tally")
+        records, skipped, too_large = data["counts"]
+        return cls(
+            int(data["files"]),
+            [int(records), int(skipped), int(too_large)],
+            {str(kind): str(key) for kind, key in data["unknown"].items()},
+            [str(s) for s in data["others"]],
+            {str(f): [str(key), str(cwd)] for f, (key, cwd) in data["cwds"].items()},
+        )
+
+
+def is_quiet(
+    key: str, sessions: set[str], saved: Kept, out: Kept, seen: StoreListing | None
+) -> bool:
+    """Whether the transcript ``key`` is a quiet file still: its part, of one of the
+    checkpoint's ``sessions``, was read to the end and the file has not changed since. If so,
+    what was saved of it goes to ``out`` as it is. (Once per file of the store: kept lean.)"""
+    kept = saved.marks.get(key)
+    info = seen.files.get(key) if seen is not None else None
+    try:
+        if info is None:
+            info = os.stat(key)  # noqa: PTH116 - a str path, as the listing has them
+        (offset, size, mtime, inode, _), header = kept  # type: ignore[misc]
+        if (
+            header[0] not in sessions
+            or offset != size
+            or info.st_size != size
+            or info.st_mtime_ns != mtime
+            or info.st_ino != inode
+        ):
+            return False
+    except (OSError, TypeError, ValueError, IndexError):
+        return False  # ``transcript_parts`` looks at it (and says what is wrong)
+    body = saved.bodies.get(key)
+    if body is None:
+        return False
+    out.marks[key] = kept
+    out.bodies[key] = body
+    return True
+
+
+def quiet_files(
+    parts: Iterable[tuple[Path, Part | SavedPart | None, str]],
+    sessions: set[str],
+    marks: dict[str, Any],
+) -> Quiet:
+    """The quiet files among ``parts`` (``(folder, part, path)`` in reading order, one file's
+    parts one after the other): those whose one part is of one of ``sessions`` and was read to
+    its end (``marks``: each file's ``[mark, header]``, as ``is_quiet`` looks at them)."""
+    by_file: dict[str, list[tuple[Path, Part | SavedPart]]] = {}
+    for folder, part, key in parts:
+        if part is not None:
+            by_file.setdefault(key, []).append((folder, part))
+    out, mains = Quiet(), set()
+    for key, found in by_file.items():
+        kept = marks.get(key)
+        if len(found) != 1 or not isinstance(kept, list):
+            continue
+        folder, part = found[0]
+        offset, size = kept[0][:2]
+        if offset != size or part.sid not in sessions:
+            continue
+        out.files += 1
+        for n, count in enumerate(part.counts):
+            out.counts[n] += count
+        for what in part.unknown:
+            out.unknown.setdefault(what, key)
+        if part.main:
+            mains.add(part.sid)
+            if part.folder_cwd is not None:
+                out.cwds.setdefault(str(folder), [key, part.folder_cwd])
+    out.others = sorted(sessions - mains)
+    return out
+
+
+def quiet_mains(quiet: Quiet, sessions: set[str]) -> set[str]:
+    """The sessions with a quiet top-level transcript, of a checkpoint before ``sessions``."""
+    return sessions.difference(quiet.others)
