@@ -363,6 +363,23 @@ def test_default_settings_paths(tmp_path: Path) -> None:
     assert settings_path("codex", tmp_path, tmp_path / "x.json") == tmp_path / "x.json"
 
 
+def test_settings_paths_in_the_folders_the_user_moved(tmp_path: Path) -> None:
+    moved = {
+        "CLAUDE_CONFIG_DIR": f"{tmp_path}/work-claude,{tmp_path}/other-claude",  # the first
+        "CODEX_HOME": f"{tmp_path}/codex",
+        "COPILOT_HOME": f"{tmp_path}/copilot",
+        "XDG_CONFIG_HOME": f"{tmp_path}/xdg",  # moves none of the hook files
+    }
+    home = tmp_path / "home"
+    assert settings_path("claude-code", home, env=moved) == tmp_path / "work-claude/settings.json"
+    assert settings_path("codex", home, env=moved) == tmp_path / "codex" / "hooks.json"
+    assert settings_path("copilot-cli", home, env=moved) == tmp_path / "copilot/hooks/bourdon.json"
+    assert settings_path("cursor", home, env=moved) == home / ".cursor" / "hooks.json"
+    assert settings_path("gemini-cli", home, env=moved) == home / ".gemini" / "settings.json"
+    assert settings_path("codex", home, tmp_path / "x.json", moved) == tmp_path / "x.json"
+    assert settings_path("codex", home, env={"CODEX_HOME": ""}) == home / ".codex" / "hooks.json"
+
+
 def test_goose_gets_a_plugin_of_bourdons_own_and_uninstall_takes_all_of_it_away(
     tmp_path: Path,
 ) -> None:

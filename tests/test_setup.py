@@ -371,3 +371,53 @@ def test_undo_of_a_file_holding_server_and_hooks_edited_since_keeps_the_users_ed
     assert after["theme"] == "Dracula"
     assert after["mcpServers"] == {"other": FOREIGN}
     assert "bourdon" not in json.dumps(after.get("hooks", {}))
+
+
+def test_agents_whose_folder_the_user_moved_are_set_up_where_they_look(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # CLAUDE_CONFIG_DIR, CODEX_HOME and COPILOT_HOME move each agent's whole folder: Claude
+    # Code then keeps its user MCP servers in <dir>/.claude.json, its hooks in
+    # <dir>/settings.json; Codex its config.toml and hooks.json; Copilot CLI its
+    # mcp-config.json and hooks/ (written by hand from each agent's documentation).
+    moved = tmp_path / "elsewhere"
+    claude, codex, copilot = moved / "claude-work", moved / "codex", moved / "copilot"
+    for folder in (claude, codex, copilot):
+        folder.mkdir(parents=True)
+    (claude / ".claude.json").write_text(json.dumps({"numStartups": 3}) + "\n")
+    (codex / "config.toml").write_text('model = "gpt-5-codex"\n')
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    monkeypatch.setenv("COPILOT_HOME", str(copilot))
+    programs = tmp_path / "bin"
+    programs.mkdir()
+    (programs / "git").symlink_to(shutil.which("git") or "git")
+    monkeypatch.setenv("PATH", str(programs))  # git, and no agent's program: folders decide
+    library = Path(os.environ["BOURDON_LIBRARY"])
+    before = snapshot(isolated_home)
+    assert run("--yes") == 0
+    servers = load_json(claude / ".claude.json")["mcpServers"]
+    assert [servers["bourdon"]["command"], *servers["bourdon"]["args"]] == expected_command(
+        library
+    )
+    assert load_json(claude / ".claude.json")["numStartups"] == 3
+    hooks = load_json(claude / "settings.json")["hooks"]
+    assert any("hook export claude-code" in h["command"] for g in hooks["SessionEnd"]
+               for h in g["hooks"])  # fmt: skip
+    toml = tomllib.loads((codex / "config.toml").read_text())
+    assert toml["model"] == "gpt-5-codex" and toml["mcp_servers"]["bourdon"]["command"]
+    assert "hook export codex" in (codex / "hooks.json").read_text()
+    cli = load_json(copilot / "mcp-config.json")["mcpServers"]["bourdon"]
+    assert cli["type"] == "local"
+    assert list((copilot / "hooks").glob("*.json"))
+    # Nothing of these agents went to the folders they were moved from.
+    after = snapshot(isolated_home)
+    for name in (".claude.json", ".claude", ".codex", ".copilot"):
+        assert not (isolated_home / name).exists(), name
+    assert {p for p in after if p not in before} <= {
+        p for p in after if "/.bourdon" in p or "setup-state" in p or str(library) in p
+    }
+    assert run("--undo", "--yes") == 0
+    assert load_json(claude / ".claude.json") == {"numStartups": 3}
+    assert (codex / "config.toml").read_text() == 'model = "gpt-5-codex"\n'
+    assert not (copilot / "mcp-config.json").exists()

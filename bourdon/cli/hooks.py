@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Final
@@ -77,7 +78,7 @@ def _settings(args: argparse.Namespace, agent: str) -> Path:
     from bourdon.ingest.hookfiles import settings_path
 
     override = Path(args.settings) if args.settings else None
-    return settings_path(agent, Path.home(), override)
+    return settings_path(agent, Path.home(), override, os.environ)
 
 
 def _prefix(args: argparse.Namespace) -> list[str]:
@@ -94,7 +95,7 @@ def cmd_hooks_install(args: argparse.Namespace) -> int:
     from bourdon.status.readers import is_library
 
     if not args.settings and not args.force:  # a file of the user's choosing is theirs to make
-        require_agent(args.agent, Path.home())
+        require_agent(args.agent, Path.home(), os.environ)
     prefix = _prefix(args)
     change = install(
         args.agent,

@@ -56,6 +56,7 @@ def _machine() -> Machine:
         path=os.environ.get("PATH", ""),
         platform=sys.platform,
         appdata=Path(appdata) if appdata else None,
+        env=os.environ,
     )
 
 
@@ -119,7 +120,7 @@ def _hooks(chosen: list[Agent], root: Path, session: Session | None) -> list[Fil
     for agent in chosen:
         if agent.id not in TARGETS:
             continue
-        path = settings_path(agent.id, Path.home())
+        path = settings_path(agent.id, Path.home(), env=os.environ)
         change = FileChange(agent.id, path, HOOKS, None, None)
         try:
             preview = hooks.install(

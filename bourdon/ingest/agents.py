@@ -1,8 +1,9 @@
 """Which agents are installed on this machine, and where each keeps its user-level MCP servers.
 
 An agent counts as installed when its configuration or data folder exists in the home folder,
-or its program is on the ``PATH`` the caller passes (no environment is read here). The file
-and its syntax are each agent's documented user scope; the entry's shape is in ``mcpconfig``.
+or its program is on the ``PATH`` the caller passes (no environment is read here: the caller
+passes what it needs in ``Machine``). The file and its syntax are each agent's documented user
+scope; the entry's shape is in ``mcpconfig``.
 
 Where each file is, from each agent's documentation or source:
 
@@ -37,17 +38,21 @@ Where each file is, from each agent's documentation or source:
 - Goose: ``~/.config/goose/config.yaml`` (Windows ``%APPDATA%\\Block\\goose\\config``),
   ``extensions`` [docs https://block.github.io/goose/docs/guides/config-files]
 - Aider has no MCP client: it is detected, reported, and skipped.
+
+Claude Code's, Codex's and Copilot CLI's folders are where their variables put them
+(``agentdirs``: ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``, ``COPILOT_HOME``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from bourdon.errors import InputError
+from bourdon.ingest.agentdirs import agent_folder, is_moved
 
 JSON: Final = "json"  # a JSON object; the servers under ``key``
 TOML: Final = "toml"  # Codex's TOML tables
@@ -73,12 +78,14 @@ ALIASES: Final = {
 @dataclass(frozen=True)
 class Machine:
     """The home folder, the ``PATH`` to look for programs on, and the platform
-    (``sys.platform``); ``appdata`` is Windows' ``%APPDATA%``."""
+    (``sys.platform``); ``appdata`` is Windows' ``%APPDATA%``; ``env``, the variables that move
+    an agent's folder (``agentdirs``)."""
 
     home: Path
     path: str = ""
     platform: str = "linux"
     appdata: Path | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
 
     def app_dir(self, mac: str, windows: str, linux: str) -> Path:
         """An application's folder: under Application Support, %APPDATA% or ~/.config."""
@@ -143,22 +150,31 @@ def known(machine: Machine) -> list[Agent]:
         if machine.platform.startswith("win")
         else home / ".config" / "goose"
     )
+    claude = agent_folder(".claude", home, machine.env)
+    # Claude Code keeps its user MCP servers next to its folder, or in it once it is moved.
+    claude_json = (
+        claude / ".claude.json"
+        if is_moved(".claude", home, machine.env)
+        else (home / ".claude.json")
+    )
+    codex = agent_folder(".codex", home, machine.env)
+    copilot = agent_folder(".copilot", home, machine.env)
     cline = storage / "saoudrizwan.claude-dev"
     roo = storage / "rooveterinaryinc.roo-cline"
     kilo = storage / "kilocode.kilo-code"
     return [
-        Agent("claude-code", "Claude Code", home / ".claude.json", JSON,
-              marks=(home / ".claude", home / ".claude.json"), programs=("claude",)),
-        Agent("codex", "Codex", home / ".codex" / "config.toml", TOML,
-              marks=(home / ".codex",), programs=("codex",)),
+        Agent("claude-code", "Claude Code", claude_json, JSON,
+              marks=(claude, claude_json), programs=("claude",)),
+        Agent("codex", "Codex", codex / "config.toml", TOML,
+              marks=(codex,), programs=("codex",)),
         Agent("cursor", "Cursor", home / ".cursor" / "mcp.json", JSON,
               marks=(home / ".cursor",), programs=("cursor", "cursor-agent")),
         Agent("gemini-cli", "Gemini CLI", home / ".gemini" / "settings.json", JSON,
               marks=(home / ".gemini",), programs=("gemini",)),
         Agent("copilot", "VS Code (Copilot)", code / "mcp.json", JSON, key="servers",
               marks=(code,), programs=("code",)),
-        Agent("copilot-cli", "Copilot CLI", home / ".copilot" / "mcp-config.json", JSON,
-              marks=(home / ".copilot",), programs=("copilot",)),
+        Agent("copilot-cli", "Copilot CLI", copilot / "mcp-config.json", JSON,
+              marks=(copilot,), programs=("copilot",)),
         Agent("claude-desktop", "Claude Desktop", claude_desktop / "claude_desktop_config.json",
               JSON, marks=(claude_desktop,)),
         Agent("cascade", "Windsurf", home / ".codeium" / "windsurf" / "mcp_config.json", JSON,

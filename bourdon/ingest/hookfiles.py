@@ -23,6 +23,9 @@ Format facts, per agent (checked against each agent's documentation and public s
 - Copilot CLI: ``*.json`` files in ``~/.copilot/hooks/``, ``"version": 1``, flat entries whose
   command is ``bash`` and timeout ``timeoutSec`` [docs
   docs.github.com/en/copilot/reference/hooks-reference].
+
+``~/.claude``, ``~/.codex`` and ``~/.copilot`` are where ``CLAUDE_CONFIG_DIR``, ``CODEX_HOME`` and
+``COPILOT_HOME`` put them, when set (``agentdirs``).
 """
 
 from __future__ import annotations
@@ -30,12 +33,13 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from bourdon.errors import InputError, NotFoundError
+from bourdon.ingest.agentdirs import agent_folder, under_agent_folder
 
 _CODEX_TRUST: Final = (
     "Codex runs these hooks only once you trust them, and asks again whenever they change: "
@@ -141,14 +145,18 @@ def target(agent: str) -> Target:
         ) from None
 
 
-def agent_home(agent: str, home: Path) -> Path:
-    """The agent's own folder under ``home`` (``~/.codex``): it exists where the agent does."""
-    return home / target(agent).home
+def agent_home(agent: str, home: Path, env: Mapping[str, str] | None = None) -> Path:
+    """The agent's own folder (``~/.codex``, or where ``env`` moves it: ``agentdirs``): it
+    exists where the agent does."""
+    return agent_folder(target(agent).home, home, env or {})
 
 
-def settings_path(agent: str, home: Path, override: Path | None = None) -> Path:
-    """The settings file bourdon edits for ``agent``: ``override``, else the user's own."""
-    return (override or home / target(agent).settings).expanduser()
+def settings_path(
+    agent: str, home: Path, override: Path | None = None, env: Mapping[str, str] | None = None
+) -> Path:
+    """The settings file bourdon edits for ``agent``: ``override``, else the user's own (in
+    the agent's folder, where ``env`` may have moved it)."""
+    return (override or under_agent_folder(target(agent).settings, home, env or {})).expanduser()
 
 
 def fragment(agent: str) -> dict[str, Any]:

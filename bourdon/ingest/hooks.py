@@ -137,10 +137,11 @@ def wanted(agent: str, prefix: Sequence[str] | None) -> Iterator[tuple[str, dict
         yield event, {**entry, key: hook_command(entry[key], prefix)}
 
 
-def require_agent(agent: str, home: Path) -> None:
-    """Refuse (``NotFoundError``) when the agent's own folder is not in ``home``: bourdon does
-    not create ``~/.codex/hooks.json`` for a Codex that was never installed."""
-    folder = agent_home(agent, home)
+def require_agent(agent: str, home: Path, env: Mapping[str, str] | None = None) -> None:
+    """Refuse (``NotFoundError``) when the agent's own folder (in ``home``, or where ``env``
+    moves it) is not there: bourdon does not create ``~/.codex/hooks.json`` for a Codex that
+    was never installed."""
+    folder = agent_home(agent, home, env)
     if not folder.is_dir():
         name = target(agent).title or agent
         raise NotFoundError(
