@@ -20,12 +20,12 @@ from bourdon.cli.main import main
 from bourdon.ingest.hookrun import hook_export
 from bourdon.ingest.outcome import COMMITTED, UNCHANGED
 from bourdon.ingest.pipeline import check, export_reader
-from bourdon.ingest.resume import load_resume, resume_path, save_resume
+from bourdon.ingest.resume import cold_path, load_resume, resume_path, save_resume
 from bourdon.model import AGENTS_DIR, ROW_SECTIONS, SUFFIX
 from bourdon.readers.base import ReaderContext
 from bourdon.readers.claude_code import ClaudeCodeReader, sessions
 from bourdon.store.library import Library
-from tests.support.stores.claude_code import write_store
+from tests.support.stores.claude_code import first_timestamp, write_store
 
 READER = ClaudeCodeReader()
 
@@ -584,3 +584,146 @@ def test_a_state_that_cannot_be_saved_fails_the_export_after_its_commit(
     result = export_both(libraries, ctx)  # no state: a whole read, the same rows
     assert result["read"]["bytes_read"] == jsonl_bytes(home)
     assert load_resume(resumed.root, "claude-code") is not None
+
+
+# -- the cold part: what was kept of the checkpoint's quiet files, in a file of its own ----------
+
+
+def by_start(home: Path) -> list[Path]:
+    """The top-level transcripts with a session, oldest session first."""
+    found = [p for p in transcripts(home) if first_timestamp(p)]
+    return sorted(found, key=first_timestamp)
+
+
+def cold_file(library: Library) -> Path:
+    return cold_path(library.root, "claude-code")
+
+
+def looked(path: Path) -> tuple[bytes, int, int]:
+    info = path.stat()
+    return path.read_bytes(), info.st_mtime_ns, info.st_ino
+
+
+@pytest.fixture
+def checkpointed(
+    home: Path,
+    ctx: ReaderContext,
+    libraries: tuple[Library, Library],
+    monkeypatch: pytest.MonkeyPatch,
+) -> Path:
+    """A first export whose checkpoint leaves the 4 newest of the 12 sessions after it: the
+    files of the others are quiet. The cold file it wrote."""
+    monkeypatch.setattr(sessions, "TAIL", 4)
+    export_both(libraries, ctx)
+    cold = cold_file(libraries[0])
+    state = load_resume(libraries[0].root, "claude-code")
+    assert state is not None and cold.exists()
+    quiet = [str(p) for p in by_start(home)[:4]]  # the oldest sessions: before the checkpoint
+    assert all(key in state["cold"]["files"] for key in quiet)
+    assert not any(key in state["files"] for key in quiet), "kept in the cold part only"
+    return cold
+
+
+def test_an_append_to_a_newest_session_leaves_the_cold_file_as_it_was(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library], checkpointed: Path
+) -> None:
+    before = looked(checkpointed)
+    path = by_start(home)[-1]
+    added = record(path, "Only the newest session again", 21)
+    append(path, added)
+    result = export_both(libraries, ctx)
+    assert result["read"]["bytes_read"] == len(added) + tails(home)
+    assert "Only the newest session again" in key_actions(libraries[0], path.stem)
+    assert looked(checkpointed) == before  # neither rewritten nor replaced
+
+
+def test_a_new_session_is_read_and_the_cold_file_still_left_alone(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library], checkpointed: Path
+) -> None:
+    before = looked(checkpointed)
+    source = by_start(home)[-1]
+    sid = "7d1e2f30-aaaa-4bbb-8ccc-000000000042"
+    created = source.with_name(f"{sid}.jsonl")
+    created.write_bytes(record(source, "A session started just now", 22, sid=sid))
+    result = export_both(libraries, ctx)
+    assert result["read"]["bytes_read"] == created.stat().st_size + tails(home)
+    assert key_actions(libraries[0], sid) == ["A session started just now"]
+    assert looked(checkpointed) == before
+    # The next append to it is read from the state's other part, as any newest session's.
+    append(created, record(source, "And a second prompt", 23, sid=sid))
+    export_both(libraries, ctx)
+    assert key_actions(libraries[0], sid)[-1] == "And a second prompt"
+    assert looked(checkpointed) == before
+
+
+def test_while_an_old_session_is_worked_in_there_is_no_checkpoint_and_no_cold_file(
+    home: Path, ctx: ReaderContext, libraries: tuple[Library, Library], checkpointed: Path
+) -> None:
+    path = by_start(home)[0]  # a quiet file
+    added = record(path, "Back to the oldest session", 24)
+    append(path, added)
+    result = export_both(libraries, ctx)
+    assert result["read"]["bytes_read"] == len(added) + tails(home)  # still no whole read
+    assert "Back to the oldest session" in key_actions(libraries[0], path.stem)
+    # A checkpoint would not hold while that session changes: none is kept, nor its cold part.
+    assert not checkpointed.exists()
+    state = load_resume(libraries[0].root, "claude-code")
+    assert state is not None and "cold" not in state
+    assert {str(p) for p in by_start(home)} <= state["files"].keys()
+
+
+def lose(cold: Path) -> None:
+    cold.unlink()
+
+
+def cut_short(cold: Path) -> None:
+    data = cold.read_bytes()
+    cold.write_bytes(data[: len(data) // 2])
+
+
+def garble(cold: Path) -> None:
+    cold.write_bytes(b"not a state\n")
+
+
+def emptied_bodies(cold: Path) -> None:
+    """Its first line kept (the token right), every entry gone: a disk that filled up."""
+    cold.write_bytes(cold.read_bytes().split(b"\n", 1)[0] + b"\n")
+
+
+def another_save(cold: Path) -> None:
+    """The cold file of another save, as a save cut short between its two files leaves it."""
+    first, rest = cold.read_bytes().split(b"\n", 1)
+    header = json.loads(first)
+    header["token"] = "0" * 16
+    cold.write_bytes(json.dumps(header).encode() + b"\n" + rest)
+
+
+@pytest.mark.parametrize("damage", [lose, cut_short, garble, emptied_bodies, another_save])
+@pytest.mark.parametrize("where", ["newest", "oldest"])
+def test_a_lost_or_damaged_cold_file_costs_reading_never_a_wrong_row(
+    home: Path,
+    ctx: ReaderContext,
+    libraries: tuple[Library, Library],
+    checkpointed: Path,
+    damage: Any,
+    where: str,
+) -> None:
+    damage(checkpointed)
+    # The newest: the checkpoint holds without the cold part. The oldest: every session is
+    # combined again, which needs what the cold part held (read whole when it is not there).
+    path = by_start(home)[-1 if where == "newest" else 0]
+    added = record(path, f"After the damage, {where}", 25)
+    append(path, added)
+    read = export_both(libraries, ctx)["read"]["bytes_read"]  # the rows equal a whole read's
+    assert key_actions(libraries[0], path.stem)[-1] == f"After the damage, {where}"
+    if where == "newest":  # not needed: not missed
+        assert read == len(added) + tails(home)
+    else:  # the quiet files are read again
+        assert read > jsonl_bytes(home) // 2
+    # And the export after it resumes as usual.
+    again = record(path, "Resumed again", 26)
+    append(path, again)
+    result = export_both(libraries, ctx)
+    assert key_actions(libraries[0], path.stem)[-1] == "Resumed again"
+    if where == "oldest":  # that export wrote the state anew: it reads only what was appended
+        assert result["read"]["bytes_read"] == len(again) + tails(home)

@@ -92,7 +92,8 @@ class ReadResult:
 
     manifest: dict[str, Any]
     stats: ReadStats = field(default_factory=ReadStats)
-    # A resumable reader's state after this read (plain JSON values), to be given back to
+    # A resumable reader's state after this read (plain JSON values; under "cold", sections
+    # the pipeline keeps apart, and may be the very mapping it was given), to be given back to
     # ``read_from`` next time; ``None`` for the other readers.
     resume: dict[str, Any] | None = None
 
@@ -143,6 +144,8 @@ class ResumableReader(Reader, Protocol):
     an earlier ``ReadResult`` reads only what was added since and gives the same view a whole
     read would. A state it does not recognise (another reader version or schema) is ignored.
     The reader stays pure: the state comes in and goes out as values; the pipeline keeps it.
+    The sections under its ``"cold"`` key come in as a mapping read only when looked into
+    (``bourdon.ingest.resume``): a reader hands it back as it came when they did not change.
     """
 
     def read_from(self, ctx: ReaderContext, resume: Mapping[str, Any] | None) -> ReadResult:

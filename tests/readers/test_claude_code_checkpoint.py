@@ -8,7 +8,9 @@ and removed.
 The oracle is the whole read (``read``), which takes no saved state at all. ``TAIL`` is made
 small so that most steps go through the checkpoint (sessions after it combined again, the rest
 restored) and some fall back to combining every session; both counts are asserted, or the
-test would not be testing the checkpoint.
+test would not be testing the checkpoint. The state goes through the pipeline's files between
+steps (``ingest.resume``), so its cold part is written, named and loaded as an export does it,
+and most steps take the quiet files at one look (their seal), which is counted too.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from typing import Any
 
 import pytest
 
+from bourdon.ingest.resume import load_resume, save_resume
+from bourdon.readers import claude_code
 from bourdon.readers.base import ReaderContext
 from bourdon.readers.claude_code import ClaudeCodeReader, sessions
 from tests.support.stores.claude_code import first_timestamp, last_record, write_store
@@ -268,25 +272,36 @@ def test_resumed_reads_equal_whole_reads_through_random_changes(
         quiet.append(self._quiet is not None)
 
     monkeypatch.setattr(sessions.Scan, "settle", settled)
+    seals: list[bool] = []
+    sealed = claude_code.sealed
+
+    def looked(*args: Any) -> bool:
+        seals.append(sealed(*args))
+        return seals[-1]
+
+    monkeypatch.setattr(claude_code, "sealed", looked)
     home = tmp_path / "home"
     write_store(home, seed=seed, sessions=40)
     ctx = ReaderContext(home=home, env={}, tz=UTC, machine="laptop")
     reader = ClaudeCodeReader()
     store = Store(home, random.Random(seed))
-    state = reader.read(ctx).resume
+    kept = tmp_path / "library"  # the state kept as the pipeline keeps it, cold part apart
+    save_resume(kept, "claude-code", reader.read(ctx).resume)
     changes, weights = zip(*CHANGES, strict=True)
     for step in range(STEPS):
         change = store.rng.choices(changes, weights)[0]
         change(store)
-        state = json.loads(json.dumps(state))  # kept as the pipeline keeps it: as JSON
+        state = load_resume(kept, "claude-code")
         got = reader.read_from(ctx, state)
         whole = reader.read(ctx)
         name = getattr(change, "__name__", "new_session")
         assert got.manifest == whole.manifest, f"step {step}: {name}"
         assert comparable(got.stats) == comparable(whole.stats), f"step {step}: {name}"
-        state = got.resume
+        save_resume(kept, "claude-code", got.resume, state)
     # Both ways were taken: most steps resumed from the checkpoint, some combined all again.
     assert sum(resumed) >= STEPS // 3, resumed
     assert not all(resumed), resumed
     # And the files of the sessions before the checkpoint were mostly left quiet.
     assert sum(quiet) >= STEPS // 4, quiet
+    # Most often at one look (the seal), without loading their saved entries at all.
+    assert sum(seals) >= STEPS // 3, seals

@@ -51,9 +51,11 @@ The state's ``point`` is a checkpoint (``sessions.Checkpoint`` and ``Assembler.c
 what the sessions older than about the ``sessions.TAIL`` newest came to. When it holds, only the
 sessions after it are combined and added again; otherwise all are, as a whole read does. The
 files of its sessions are ``quiet.Quiet``: while each is unchanged, what they add to the read's
-tallies is taken from the checkpoint and their saved parts are not looked at. Both
-give the view a whole read gives. A state of another ``RESUME_SCHEMA`` or reader is ignored (and
-the pipeline drops one a different bourdon version saved); one found garbled is read whole.
+tallies is taken from the checkpoint and their saved parts are not looked at; what was saved of
+them is the state's ``cold`` part, which the pipeline keeps in a file of its own and loads only
+when their seal does not hold (``quiet.sealed``). Both give the view a whole read gives. A
+state of another ``RESUME_SCHEMA`` or reader is ignored (and the pipeline drops one a different
+bourdon version saved); one found garbled is read whole.
 """
 
 from __future__ import annotations
@@ -74,12 +76,13 @@ from bourdon.readers.base import (
     local_date,
 )
 from bourdon.readers.claude_code.files import (
+    ColdParts,
     Kept,
     history_prompts,
     saved_part,
     transcript_parts,
 )
-from bourdon.readers.claude_code.quiet import Quiet, is_quiet
+from bourdon.readers.claude_code.quiet import Quiet, is_quiet, sealed
 from bourdon.readers.claude_code.sessions import Checkpoint, Scan, Sessions
 from bourdon.readers.claude_code.transcripts import GarbledPart, transcript_files
 from bourdon.readers.common.facts import Assembler, SessionFacts
@@ -89,7 +92,7 @@ from bourdon.readers.common.paths import remembered_path
 NAME: Final = "claude-code"
 AGENT_TYPE: Final = "code-assistant"
 # The shape of the resume state (and of its saved parts); a state of another one is ignored.
-RESUME_SCHEMA: Final = 4
+RESUME_SCHEMA: Final = 5
 _POINT: Final = "sessions"  # the one entry of the state's "point" section
 
 
@@ -122,23 +125,36 @@ class ClaudeCodeReader:
         except GarbledPart:  # found only when the part was needed: read the store whole
             return self._read(ctx, _saved(None))
 
-    def _read(self, ctx: ReaderContext, saved: dict[str, dict[str, Any]]) -> ReadResult:
+    def _read(self, ctx: ReaderContext, saved: dict[str, Any]) -> ReadResult:
         stats = ReadStats()
         kept = Kept(saved["files"], saved["bodies"])
+        cold = ColdParts(saved["cold"])  # the quiet files' saved entries, loaded if needed
         files = Kept()
         history: dict[str, Any] = {}
         roots = store_roots(self, ctx)
         scan = Scan(stats)
-        resuming = bool(saved["files"])
+        resuming = bool(saved["files"]) or bool(saved["point"])  # (a cold part has a point)
         hot: set[str] = set()  # the sessions of the files that changed since the last read
+        kept_cold: Mapping[str, Any] = {}
         kept_point = saved["point"].get(_POINT)
         parsed = _parsed_point(kept_point)
         quiet = parsed["quiet"] if parsed is not None else None
         before = set(parsed["scan"].sessions) if parsed is not None else set()
-        for root in roots:
-            listed = transcript_files(root, stats, scan.folders, ctx.listing)
-            for key, sid, main, folder in listed:
-                if before and is_quiet(key, before, kept, files, ctx.listing):
+        listed = [_listed(root, scan, ctx) for root in roots]
+        quiet_keys = _quiet_keys(
+            [key for paths, _ in listed for key, *_ in paths if key not in kept.marks],
+            quiet,
+            before,
+            cold,
+            ctx,
+        )
+        if cold.loaded:  # the seal did not hold: a file's saved entries may be in either part
+            kept = cold.merged(kept)
+        for paths, problems in listed:
+            for problem in problems:
+                stats.problem(problem)
+            for key, sid, main, folder in paths:
+                if key in quiet_keys:
                     stats.files += 1
                     scan.add_quiet(folder, key)
                     continue
@@ -147,7 +163,7 @@ class ClaudeCodeReader:
                     scan.add(folder, part, key, moved=moved)
                 if moved and resuming:
                     hot.update(p.sid for p in parts if p.sid)
-        scan.settle(quiet, before, lambda key: saved_part(kept, key))
+        scan.settle(quiet, before, lambda key: saved_part(cold.kept(), key))
         lines: list[list[Any]] = []
         for root in roots:
             path = root / "history.jsonl"
@@ -155,7 +171,7 @@ class ClaudeCodeReader:
                 lines += history_prompts(path, saved["history"].get(str(path)), stats, history)
         nosid = sorted({text for text, _, sid, _ in lines if not sid})
         # A file gone (the 30-day sweep) may have held what older sessions claimed: no resume.
-        gone = not files.marks.keys() >= saved["files"].keys()
+        gone = not (files.marks.keys() | quiet_keys) >= kept.marks.keys()
         point = None if gone else _holding(parsed, ctx, nosid)
         found = scan.sessions_after(point["scan"], hot) if point is not None else None
         rows = Assembler.resumed(ctx, point["assembler"]) if found and point else None
@@ -164,10 +180,17 @@ class ClaudeCodeReader:
             rows = Assembler(ctx)
             for facts in found.facts[: found.prefix]:
                 rows.add_session(facts)
-            kept_point = _new_point(found, rows, ctx, nosid, scan, files.marks)
+            everything = cold.with_quiet(files, quiet_keys)
+            kept_point, taken = _new_point(found, rows, ctx, nosid, scan, everything.marks)
+            files, kept_cold = _split(everything, taken.keys if taken is not None else [])
             rest, known, typed = found.facts[found.prefix :], set(), set()
         else:
             rest, known, typed = found.facts, set(point["scan"].sessions), set(point["typed"])
+            # The point holds, so its quiet files are all unchanged: their cold part stays.
+            if quiet is not None and len(quiet_keys) == quiet.files:
+                kept_cold = cold.cold
+            else:  # never, by the above; all kept in the hot part just in case
+                files, kept_cold = cold.with_quiet(files, quiet_keys), {}
         known.update(s.session_id for s in found.facts)
         typed.update(p for s in found.facts for p in s.prompts)
         for facts in rest + _history(lines, known, typed, ctx.tz):
@@ -190,12 +213,14 @@ class ClaudeCodeReader:
             "bodies": files.bodies,
             "history": history,
             "point": {_POINT: kept_point} if kept_point is not None else {},
+            "cold": kept_cold,
         }
         return ReadResult(result, stats, resume=state)
 
 
-def _saved(resume: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
-    """The per-file entries of a resume state this reader wrote, else none (a whole read)."""
+def _saved(resume: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The per-file entries of a resume state this reader wrote, else none (a whole read).
+    Its cold part is any mapping (``ingest.resume.ColdState``: not read until looked into)."""
     if (
         isinstance(resume, Mapping)
         and resume.get("schema") == RESUME_SCHEMA
@@ -204,9 +229,48 @@ def _saved(resume: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
         and isinstance(resume.get("history"), dict)
         and isinstance(resume.get("bodies"), dict)
         and isinstance(resume.get("point"), dict)
+        and isinstance(resume.get("cold", {}), Mapping)
     ):
-        return {k: resume[k] for k in ("files", "bodies", "history", "point")}
-    return {"files": {}, "bodies": {}, "history": {}, "point": {}}
+        return {
+            **{k: resume[k] for k in ("files", "bodies", "history", "point")},
+            "cold": resume.get("cold", {}),
+        }
+    return {"files": {}, "bodies": {}, "history": {}, "point": {}, "cold": {}}
+
+
+def _listed(root: Path, scan: Scan, ctx: ReaderContext) -> tuple[list[Any], list[str]]:
+    """The transcripts under ``root`` (``transcript_files``), and the problems listing them
+    met: told when the root's files are read, as a read of one root after another tells them."""
+    found = ReadStats()
+    return transcript_files(root, found, scan.folders, ctx.listing), found.problems
+
+
+def _quiet_keys(
+    candidates: list[str],
+    quiet: Quiet | None,
+    before: set[str],
+    cold: ColdParts,
+    ctx: ReaderContext,
+) -> set[str]:
+    """Which of ``candidates`` (the transcripts the state's hot part does not hold) are the
+    checkpoint's quiet files still: all of them at one look when the seal holds; else each one
+    looked up in the cold part."""
+    if quiet is None or not before:
+        return set()
+    if sealed(candidates, quiet, ctx.listing):
+        return set(candidates)
+    saved = cold.kept()
+    return {key for key in candidates if is_quiet(key, before, saved, ctx.listing)}
+
+
+def _split(everything: Kept, quiet: list[str]) -> tuple[Kept, dict[str, Any]]:
+    """A new checkpoint's state: the ``quiet`` files' entries as its cold part, the rest hot."""
+    if not quiet:
+        return everything, {}
+    marks, bodies = dict(everything.marks), dict(everything.bodies)
+    cold_marks = {key: marks.pop(key) for key in quiet}
+    cold_bodies = {key: bodies.pop(key) for key in quiet}
+    return Kept(marks, bodies), {"files": cold_marks, "bodies": cold_bodies}
 
 
 def _signature(ctx: ReaderContext) -> list[Any]:
@@ -257,26 +321,29 @@ def _new_point(
     nosid: list[str],
     scan: Scan,
     marks: dict[str, Any],
-) -> str | None:
-    """The checkpoint after the sessions ``rows`` has so far, as the next read is given it
-    (``marks``: each transcript's ``[mark, header]`` as this read leaves it)."""
+) -> tuple[str | None, Quiet | None]:
+    """The checkpoint after the sessions ``rows`` has so far, as the next read is given it,
+    and its quiet files (``marks``: each transcript's ``[mark, header]`` as this read leaves
+    it); ``(None, None)`` when no checkpoint is taken."""
     if found.checkpoint is None:
-        return None
+        return None, None
     assembled = rows.checkpoint()
     if assembled is None:
-        return None
+        return None, None
     typed = {p for s in found.facts[: found.prefix] for p in s.prompts}
-    return json.dumps(
+    quiet = scan.quiet(found.checkpoint.sessions, marks)
+    point = json.dumps(
         {
             "signature": _signature(ctx),
             "scan": found.checkpoint.to_json(),
-            "quiet": scan.quiet(found.checkpoint.sessions, marks).to_json(),
+            "quiet": quiet.to_json(),
             "assembler": assembled,
             "nosid": nosid,
             "typed": [text for text in nosid if text in typed],
         },
         separators=(",", ":"),
     )
+    return point, quiet
 
 
 def _history(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -29,6 +30,47 @@ class Kept:
 
     marks: dict[str, Any] = field(default_factory=dict)
     bodies: dict[str, Any] = field(default_factory=dict)
+
+
+class ColdParts:
+    """The state's cold part: what was kept of a checkpoint's quiet files, as a ``Kept``. Looked
+    into only when needed (the pipeline reads its file then); garbled, it holds nothing."""
+
+    def __init__(self, cold: Mapping[str, Any]) -> None:
+        self.cold = cold
+        self._kept: Kept | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._kept is not None
+
+    def kept(self) -> Kept:
+        if self._kept is None:
+            marks, bodies = self.cold.get("files"), self.cold.get("bodies")
+            self._kept = Kept(
+                marks if isinstance(marks, dict) else {},
+                bodies if isinstance(bodies, dict) else {},
+            )
+        return self._kept
+
+    def merged(self, hot: Kept) -> Kept:
+        """``hot`` and every cold entry, for the files of either to be looked up."""
+        cold = self.kept()
+        return Kept({**cold.marks, **hot.marks}, {**cold.bodies, **hot.bodies})
+
+    def with_quiet(self, out: Kept, keys: Collection[str]) -> Kept:
+        """``out`` with the cold entries of the quiet files ``keys`` added to it."""
+        if not keys:
+            return out
+        cold = self.kept()
+        marks, bodies = dict(out.marks), dict(out.bodies)
+        try:
+            for key in keys:
+                marks[key] = cold.marks[key]
+                bodies[key] = cold.bodies[key]
+        except KeyError as exc:  # the cold file was lost: read the store whole
+            raise GarbledPart(f"no saved part for {os.path.basename(exc.args[0])}") from None  # noqa: PTH119
+        return Kept(marks, bodies)
 
 
 def transcript_parts(

@@ -11,11 +11,18 @@ kept, and leaves each file's saved part unparsed. When fewer are found, the read
 part again. A file whose read left an unfinished last line is never quiet: that line is read
 again each time.
 
+What was saved of the quiet files (marks, headers, bodies) is the resume state's cold part,
+which a resumed read does not even load while its ``seal`` holds: a hash of every quiet file's
+path, size, modification time and inode, which the read compares with the stats of the files
+it finds outside the state's other part (``seal_of``). Only when they differ does it look each
+one up in the cold part (``is_quiet``).
+
 Pure like every reader: no writes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -40,6 +47,8 @@ class Quiet:
     # one are thousands
     others: list[str] = field(default_factory=list)
     cwds: dict[str, list[str]] = field(default_factory=dict)  # folder -> [first file, its cwd]
+    seal: str = ""  # ``seal_of`` the quiet files as they were
+    keys: list[str] = field(default_factory=list)  # the quiet files (not saved: the cold part's)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -48,6 +57,7 @@ class Quiet:
             "unknown": self.unknown,
             "others": self.others,
             "cwds": self.cwds,
+            "seal": self.seal,
         }
 
     @classmethod
@@ -62,15 +72,34 @@ class Quiet:
             {str(kind): str(key) for kind, key in data["unknown"].items()},
             [str(s) for s in data["others"]],
             {str(f): [str(key), str(cwd)] for f, (key, cwd) in data["cwds"].items()},
+            str(data["seal"]),
         )
 
 
-def is_quiet(
-    key: str, sessions: set[str], saved: Kept, out: Kept, seen: StoreListing | None
-) -> bool:
+def seal_of(stats: Iterable[tuple[str, int, int, int]]) -> str:
+    """A hash of files' (path, size, modification time, inode), whatever their order."""
+    return hashlib.blake2b(repr(sorted(stats)).encode(), digest_size=16).hexdigest()
+
+
+def sealed(keys: Iterable[str], quiet: Quiet, seen: StoreListing | None) -> bool:
+    """Whether ``keys`` are the quiet files of ``quiet``, each unchanged (one stat each, as the
+    export's walk took it)."""
+    stats = []
+    try:
+        for key in keys:
+            info = seen.files.get(key) if seen is not None else None
+            if info is None:
+                info = os.stat(key)  # noqa: PTH116 - a str path, as the listing has them
+            stats.append((key, info.st_size, info.st_mtime_ns, info.st_ino))
+    except OSError:
+        return False
+    return bool(quiet.seal) and len(stats) == quiet.files and seal_of(stats) == quiet.seal
+
+
+def is_quiet(key: str, sessions: set[str], saved: Kept, seen: StoreListing | None) -> bool:
     """Whether the transcript ``key`` is a quiet file still: its part, of one of the
-    checkpoint's ``sessions``, was read to the end and the file has not changed since. If so,
-    what was saved of it goes to ``out`` as it is. (Once per file of the store: kept lean.)"""
+    checkpoint's ``sessions``, was read to the end and the file has not changed since.
+    (Once per file of the store when the seal does not hold: kept lean.)"""
     kept = saved.marks.get(key)
     info = seen.files.get(key) if seen is not None else None
     try:
@@ -87,12 +116,7 @@ def is_quiet(
             return False
     except (OSError, TypeError, ValueError, IndexError):
         return False  # ``transcript_parts`` looks at it (and says what is wrong)
-    body = saved.bodies.get(key)
-    if body is None:
-        return False
-    out.marks[key] = kept
-    out.bodies[key] = body
-    return True
+    return saved.bodies.get(key) is not None
 
 
 def quiet_files(
@@ -107,16 +131,18 @@ def quiet_files(
     for folder, part, key in parts:
         if part is not None:
             by_file.setdefault(key, []).append((folder, part))
-    out, mains = Quiet(), set()
+    out, mains, stats = Quiet(), set(), []
     for key, found in by_file.items():
         kept = marks.get(key)
         if len(found) != 1 or not isinstance(kept, list):
             continue
         folder, part = found[0]
-        offset, size = kept[0][:2]
+        offset, size, mtime, inode = kept[0][:4]
         if offset != size or part.sid not in sessions:
             continue
         out.files += 1
+        out.keys.append(key)
+        stats.append((key, size, mtime, inode))
         for n, count in enumerate(part.counts):
             out.counts[n] += count
         for what in part.unknown:
@@ -126,6 +152,7 @@ def quiet_files(
             if part.folder_cwd is not None:
                 out.cwds.setdefault(str(folder), [key, part.folder_cwd])
     out.others = sorted(sessions - mains)
+    out.seal = seal_of(stats)
     return out
 
 
