@@ -122,6 +122,30 @@ def test_open_sweeps_temp_files_a_kill_left_in_watermarks_and_sync(tmp_path: Pat
     assert live.exists()
 
 
+def test_a_write_after_a_writer_died_holding_the_lock_sweeps_what_it_left(
+    tmp_path: Path,
+) -> None:
+    # A library kept open (a server's) has just looked for leftovers. Then another process,
+    # killed while it held the write lock, leaves its pid file and temp files behind: the next
+    # write of the open library sweeps them, however recently it last looked.
+    root = tmp_path / "lib"
+    with Library.init(root) as library:
+        _agent(library, "x", "a")
+        dead = 999_999
+        (root / ".bourdon" / "write.pid").write_text(str(dead), encoding="ascii")
+        left = [
+            root / ".bourdon" / "watermarks" / f".claude-code.json.{dead}.140000000000000.tmp",
+            root / "agents" / f".x.l5.yaml.{dead}.140000000000000.tmp",
+        ]
+        for path in left:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text('{"half": ')
+        _agent(library, "x", "b")
+        survivors = [p.relative_to(root).as_posix() for p in left if p.exists()]
+        assert survivors == [], f"left by a writer that died holding the lock: {survivors}"
+        assert not (root / ".bourdon" / "write.pid").exists()
+
+
 FAILING_HOOK = textwrap.dedent(
     """
     import sys

@@ -217,6 +217,10 @@ def _write(target: Path, extra: dict[str, Any], state: Mapping[str, Any], known:
             else:
                 out.append(_line(section, key, value))
     # A cache: lost to a power cut, the older state (or none) is still a right place to start.
+    # Not renamed over the old one: ext4 writes out a file renamed over another at the next
+    # journal commit, which the library's commit would then wait for.
+    with contextlib.suppress(FileNotFoundError):
+        target.unlink()
     atomic_write(target, ("\n".join(out) + "\n").encode("utf-8"), 0o600, sync=False)
 
 

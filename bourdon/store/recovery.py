@@ -5,6 +5,12 @@ touches a file and clears it once its commit exists. Opening the library, or tak
 after a crash reconciles: stale git locks and temp files of dead writers go, and a file whose
 write was never committed is moved to ``.bourdon/recovered/`` and restored from HEAD, so nothing
 is lost and the working files equal HEAD again. Runs under the library lock (``writelock``).
+
+The intent and git's own locks are looked for at every write. The temp files (git's fan-out
+folders of loose objects, ``.bourdon/``) are swept when the library is opened, when the lock's
+last holder died holding it, and otherwise at most once every ``SWEEP_EVERY`` seconds per
+library object: a few hundred folder listings that would find nothing at nearly every write,
+where what they would find is only files left over, never a change to the library.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ STALE_AFTER: Final = 10.0  # seconds: a git lock younger than this is never take
 INDEX_REPAIRED: Final = "brought git's index in line with HEAD"
 MANAGED: Final = (f"{AGENTS}/", f"{STAGING}/")  # the folders whose index entries are bourdon's
 _NOT_OURS: Final = ("recovered", "imported")  # folders of .bourdon/ that keep others' files
+SWEEP_EVERY: Final = 60.0  # seconds between two sweeps for temp files, but after a crash
 
 
 class Recovery:
@@ -37,11 +44,22 @@ class Recovery:
         self.root = root
         self.repo = repo
         self.manifests = manifests
+        self._swept: float | None = None  # when the last sweep for temp files found none
 
-    def needed(self) -> bool:
+    def needed(self, crashed: bool = False) -> bool:
+        """Whether a crash left something to clear; ``crashed``: the lock's last holder died
+        holding it (the temp files are looked for then, whenever they last were)."""
         if (self.root / INTENT).exists():
             return True
-        return bool(self.stale_git_locks()) or any(True for _ in self._leftover_temp_files())
+        now = time.monotonic()
+        sweep = crashed or self._swept is None or now - self._swept >= SWEEP_EVERY
+        if self.stale_git_locks(objects=sweep):
+            return True
+        if sweep and any(True for _ in self._leftover_temp_files()):
+            return True
+        if sweep:
+            self._swept = now
+        return False
 
     def run(self) -> list[str]:
         """Clear what a crash left (the caller holds the library lock); return what was done."""
@@ -66,6 +84,7 @@ class Recovery:
             intent.unlink()
             self.repo.sync_index()
         done += self.repair_index()
+        self._swept = time.monotonic()
         return done
 
     def index_behind(self) -> list[str]:
@@ -90,9 +109,10 @@ class Recovery:
         shown = ", ".join(stale[:3]) + (f" and {len(stale) - 3} more" if len(stale) > 3 else "")
         return [f"{INDEX_REPAIRED} ({len(stale)} path(s) were stale: {shown})"]
 
-    def stale_git_locks(self) -> list[Path]:
-        """git lock and temp files left by a killed process, provably: see ``is_stale``."""
-        candidates = list(self.repo.stale_locks())
+    def stale_git_locks(self, *, objects: bool = True) -> list[Path]:
+        """git lock and temp files left by a killed process, provably: see ``is_stale``
+        (``objects``: the temp objects in the fan-out folders too)."""
+        candidates = list(self.repo.stale_locks(objects=objects))
         if not candidates:
             return []
         started = _interrupted_write_start(self.root / INTENT)

@@ -44,8 +44,9 @@ class WriteLock:
                     f"lock for over {self.timeout:g} s; try again"
                 ) from None
             try:
+                crashed = self._pid_file.exists()  # its holder never got to remove it
                 self._pid_file.write_text(str(os.getpid()), encoding="ascii")
-                if not reconciling and self.recovery.needed():
+                if not reconciling and self.recovery.needed(crashed):
                     self.recovered += self.recovery.run()
                 yield
             finally:

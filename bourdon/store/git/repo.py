@@ -471,14 +471,16 @@ class GitRepo:
         files = index.tree_files(self.tree_entries, tree)
         return index.differences(self.git_dir, self._oid_bytes, files)
 
-    def stale_locks(self) -> Iterator[Path]:
-        """Lock and temp files a killed git (or bourdon) process may have left."""
+    def stale_locks(self, *, objects: bool = True) -> Iterator[Path]:
+        """Lock and temp files a killed git (or bourdon) process may have left (``objects``:
+        the temp objects too, one listing per fan-out folder)."""
         for name in ("index.lock", "HEAD.lock", "packed-refs.lock", "config.lock"):
             if (self.git_dir / name).exists():
                 yield self.git_dir / name
         for folder in ("refs", "logs"):
             yield from (self.git_dir / folder).rglob("*.lock")
-        yield from self._temp_objects()
+        if objects:
+            yield from self._temp_objects()
 
     def _temp_objects(self) -> Iterator[Path]:
         """``tmp_obj_*`` in the fan-out folders, each of which a pack run may remove meanwhile
