@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import operator
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,7 @@ from bourdon.readers.base import Reader, ReaderContext
 from bourdon.readers.listing import StoreListing
 
 PIPELINE_VERSION: Final = "1"
+_name = operator.attrgetter("name")
 
 
 def store_fingerprint(
@@ -48,10 +50,14 @@ def store_fingerprint(
             roots += [Path(p) for p in extra(ctx)]
     files = size = 0
     for root in roots:
-        for rel, st_size, mtime in _walk(root, listing):
-            h.update(f"{root}\0{rel}\0{st_size}\0{mtime}\n".encode("utf-8", "surrogateescape"))
-            files += 1
-            size += st_size
+        where = str(root)
+        walked = _walk(root, listing)
+        # One update of the whole text: the same digest as one per file, at a fraction of
+        # the cost for thousands of files.
+        text = "".join([f"{where}\0{rel}\0{st_size}\0{mtime}\n" for rel, st_size, mtime in walked])
+        h.update(text.encode("utf-8", "surrogateescape"))
+        files += len(walked)
+        size += sum(st_size for _, st_size, _ in walked)
     return "sha256:" + h.hexdigest(), files, size
 
 
@@ -75,7 +81,7 @@ def _walk(root: Path, listing: StoreListing | None = None) -> list[tuple[str, in
         folder, prefix = stack.pop()
         try:
             with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted(it, key=_name)
         except OSError:
             out.append((prefix + "<unreadable>", 0, 0))
             continue

@@ -78,7 +78,12 @@ class Quiet:
 
 def seal_of(stats: Iterable[tuple[str, int, int, int]]) -> str:
     """A hash of files' (path, size, modification time, inode), whatever their order."""
-    return hashlib.blake2b(repr(sorted(stats)).encode(), digest_size=16).hexdigest()
+    ordered = sorted(stats)
+    seal = hashlib.blake2b(digest_size=16)
+    # Paths apart by NUL, which no path holds.
+    seal.update("\0".join([path for path, *_ in ordered]).encode("utf-8", "surrogatepass"))
+    seal.update(",".join([f"{size}:{mtime}:{inode}" for _, size, mtime, inode in ordered]).encode())
+    return seal.hexdigest()
 
 
 def sealed(keys: Iterable[str], quiet: Quiet, seen: StoreListing | None) -> bool:
