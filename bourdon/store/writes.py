@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -134,24 +135,25 @@ class Writer:
             )
             changes = {path: raw, **(also or {})}
             text = message(op, agent_id, summary(op, agent_id, stats), who, after, extra)
-            self.intent(changes, head)
-            for name, content in changes.items():
-                if content is None:
-                    with contextlib.suppress(FileNotFoundError):
-                        (self.root / name).unlink()
-                else:
-                    atomic_write(self.root / name, content)
-            commit = self.commit(changes, text, head, who, merged)
+            # The server's index reloads this file next: the parsed form goes to it in memory,
+            # and to other processes (a server, while the CLI or a hook writes) on disk, so none
+            # parses and validates again what was just validated. Not for bytes holding rows
+            # kept unserved: the index must read those again.
+            key = None if unserved else content_id(raw)
+            with self._cached_meanwhile(key, data):
+                self.intent(changes, head)
+                for name, content in changes.items():
+                    if content is None:
+                        with contextlib.suppress(FileNotFoundError):
+                            (self.root / name).unlink()
+                    else:
+                        atomic_write(self.root / name, content)
+                commit = self.commit(changes, text, head, who, merged)
             manifests.remember(blob, data, after)
-            if unserved:
+            if key is None:
                 manifests.unserved.add(blob)
             else:
-                # The server's index reloads this file next: hand it the parsed form in memory,
-                # and to other processes (a server, while the CLI or a hook writes) on disk, so
-                # none parses and validates again what was just validated.
-                key = content_id(raw)
                 remember_parsed(key, data)
-                manifests.disk_cache.put(key, reading.Reading(data, ()))
             return WriteResult(
                 agent_id,
                 op,
@@ -231,6 +233,27 @@ class Writer:
             merged=merged,
         )
         return commit
+
+    @contextlib.contextmanager
+    def _cached_meanwhile(self, key: str | None, data: dict[str, Any]) -> Iterator[None]:
+        """The parsed form of the bytes ``key`` names written to the disk cache in a thread
+        while the block writes and commits them: their waits on the disk leave the interpreter
+        free for it. An entry for bytes whose commit then fails is harmless: it is their
+        content's. A cache that cannot be written is only slower: its errors are dropped."""
+        if key is None:
+            yield
+            return
+
+        def put() -> None:
+            with contextlib.suppress(Exception):
+                self.manifests.disk_cache.put(key, reading.Reading(data, ()))
+
+        caching = threading.Thread(target=put, name="bourdon-cache-put")
+        caching.start()
+        try:
+            yield
+        finally:
+            caching.join()
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
