@@ -27,8 +27,9 @@ import pytest
 
 from bourdon.ingest.resume import load_resume, save_resume
 from bourdon.readers import claude_code
-from bourdon.readers.base import ReaderContext
+from bourdon.readers.base import ReaderContext, ReadStats
 from bourdon.readers.claude_code import ClaudeCodeReader, sessions
+from bourdon.readers.common import facts
 from tests.support.stores.claude_code import first_timestamp, last_record, write_store
 
 STEPS = 40
@@ -255,6 +256,17 @@ def test_resumed_reads_equal_whole_reads_through_random_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
 ) -> None:
     monkeypatch.setattr(sessions, "TAIL", 6)
+    # A cap below the store's sessions: the checkpoint keeps some rows only to count them.
+    monkeypatch.setattr(facts, "MAX_SESSIONS", 12)
+    beyond: list[int] = []
+    restore = facts.Assembler.resumed.__func__  # type: ignore[attr-defined]
+
+    def restored(cls: type[facts.Assembler], *args: Any) -> facts.Assembler | None:
+        found = restore(cls, *args)
+        beyond.append(len(found._beyond) if found is not None else 0)
+        return found
+
+    monkeypatch.setattr(facts.Assembler, "resumed", classmethod(restored))
     resumed: list[bool] = []
     after = sessions.Scan.sessions_after
 
@@ -303,5 +315,53 @@ def test_resumed_reads_equal_whole_reads_through_random_changes(
     assert not all(resumed), resumed
     # And the files of the sessions before the checkpoint were mostly left quiet.
     assert sum(quiet) >= STEPS // 4, quiet
+    # The rows the checkpoint's cap left out were counted from their keys alone.
+    assert sum(1 for n in beyond if n) >= STEPS // 3, beyond
     # Most often at one look (the seal), without loading their saved entries at all.
     assert sum(seals) >= STEPS // 3, seals
+
+
+def test_rows_a_checkpoint_left_out_are_counted_once_each_never_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The cap keeps 3 rows. Of the checkpoint's 6 sessions, the 3 oldest are kept as keys
+    # alone; one of them repeats the key of another (two transcripts of one session in one
+    # folder), and a session added after the checkpoint repeats a third one's key. What the
+    # resumed assembler shows and counts is what one that saw every session shows and counts.
+    monkeypatch.setattr(facts, "MAX_SESSIONS", 3)
+    ctx = ReaderContext(home=tmp_path, env={}, tz=UTC, machine="laptop")
+    cwd = str(tmp_path / "src" / "app")
+
+    def session(sid: str, day: int, prompt: str) -> facts.SessionFacts:
+        found = facts.SessionFacts(sid, start=datetime(2026, 5, day, 9, tzinfo=UTC))
+        found.see_cwd(cwd)
+        found.prompts.append(prompt)
+        return found
+
+    before = [
+        session("s1", 1, "first"),
+        session("s1", 1, "first, again"),  # the same key as the one above
+        session("s2", 2, "second"),
+        session("s3", 3, "third"),
+        session("s4", 4, "fourth"),
+        session("s5", 5, "fifth"),
+    ]
+    after = [session("s2", 2, "second, from elsewhere"), session("s6", 6, "sixth")]
+    whole = facts.Assembler(ctx)
+    for each in before + after:
+        whole.add_session(each)
+    taken = facts.Assembler(ctx)
+    for each in before:
+        taken.add_session(each)
+    saved = json.loads(json.dumps(taken.checkpoint()))
+    assert len(saved["sessions"]) == 3 and len(saved["beyond"]) == 2
+    resumed = facts.Assembler.resumed(ctx, saved)
+    assert resumed is not None
+    for each in after:
+        resumed.add_session(each)
+    stats, expected = ReadStats(), ReadStats()
+    assert resumed.manifest("claude-code", "code-assistant", stats) == whole.manifest(
+        "claude-code", "code-assistant", expected
+    )
+    assert (stats.found_sessions, stats.sessions) == (expected.found_sessions, 3)
+    assert expected.found_sessions == 6  # s1 to s6, each once

@@ -92,7 +92,7 @@ from bourdon.readers.common.paths import remembered_path
 NAME: Final = "claude-code"
 AGENT_TYPE: Final = "code-assistant"
 # The shape of the resume state (and of its saved parts); a state of another one is ignored.
-RESUME_SCHEMA: Final = 6
+RESUME_SCHEMA: Final = 7
 _POINT: Final = "sessions"  # the one entry of the state's "point" section
 
 

@@ -101,6 +101,10 @@ class Assembler:
         self._shown: dict[tuple[str, str | None], str] = {}
         self._placed: dict[tuple[str, tuple[str, ...], str], _File | None] = {}
         self._private: dict[str | None, bool] = {}
+        # The keys of the rows a checkpoint's cap left out (``resumed``): they sort below
+        # every row it kept, so they can never be shown again; they are only counted.
+        self._beyond: set[tuple[str, str, str]] = set()
+        self._found = 0  # rows, those left out included, as ``_ordered`` last counted them
 
     def git(self, cwd: str) -> GitInfo:
         """The repository around ``cwd``, looked up once per folder."""
@@ -294,8 +298,8 @@ class Assembler:
         sessions = self._ordered()
         entities = _unique_entities([*self._project_rows(), *self._file_rows(), *self.entities])
         if stats is not None:
-            stats.found_sessions = len(sessions)
-            stats.sessions = min(len(sessions), MAX_SESSIONS)
+            stats.found_sessions = self._found
+            stats.sessions = min(self._found, MAX_SESSIONS)
         notes: list[dict[str, Any]] = []
         seen: set[tuple[str, str]] = set()
         for note in self.notes:
@@ -319,13 +323,15 @@ class Assembler:
         keys: set[tuple[str, str, str]] = set()
         for entry in ordered:
             row = entry[2]
-            key = (row["date"], row.get("cwd", ""), row.get("session_id", ""))
+            key = _row_key(row)
             if key not in keys:
                 keys.add(key)
                 if entry[3] is not None and len(sessions) < MAX_SESSIONS:
                     self._finish(row, entry[3], entry[4])
                     entry[3] = None
                 sessions.append(row)
+        # A row left out by a checkpoint's cap that a row here repeats is counted once.
+        self._found = len(sessions) + len(self._beyond - keys)
         return sessions
 
     # checkpoints ------------------------------------------------------------------------
@@ -336,21 +342,21 @@ class Assembler:
         date and folder (``date|cwd``): a file's sessions are kept as a count.
 
         The newest ``MAX_SESSIONS`` rows are finished first: sessions added later can only push
-        them down, so no other row of these can be kept by the cap of a later view, and of
-        those only what orders and tells them apart is kept."""
+        them down, so no other row of these can be kept by the cap of a later view. Those are
+        kept as their keys alone (``beyond``), only to be counted: each sorts below every row
+        the cap kept, so a row sorting below one of them sorts below all those too, and is
+        left out as well."""
         if any(not s[1] or "|" in s[1] for s in self.sessions):
             return None
         self._ordered()
+        beyond = {_row_key(s[2]) for s in self.sessions if s[3] is not None} | self._beyond
         return {
             "sessions": [
-                [
-                    s[0].isoformat() if s[0] else None,
-                    s[1],
-                    s[2] if s[3] is None else _key(s[2]),
-                    s[4],
-                ]
+                [s[0].isoformat() if s[0] else None, s[1], s[2], s[4]]
                 for s in self.sessions
+                if s[3] is None
             ],
+            "beyond": sorted(beyond),
             "projects": [
                 [key, p.name, p.aliases, p.folders, p.sessions, p.last, p.private]
                 for key, p in self.projects.items()
@@ -375,7 +381,10 @@ class Assembler:
                     return None
             for start, sid, row, private in saved["sessions"]:
                 when = datetime.fromisoformat(start) if start else None
-                rows.sessions.append([when, str(sid), dict(row), None, bool(private)])
+                if type(row) is not dict:  # parsed from the saved JSON: a row of its own
+                    raise TypeError("a saved session row is not a mapping")
+                rows.sessions.append([when, str(sid), row, None, bool(private)])
+            rows._beyond = {(str(d), str(c), str(i)) for d, c, i in saved["beyond"]}
             for key, name, aliases, folders, count, last, private in saved["projects"]:
                 rows.projects[str(key)] = _Project(
                     str(name), list(aliases), list(folders), int(count), str(last), bool(private)
@@ -433,9 +442,9 @@ class Assembler:
         return rows[:200]
 
 
-def _key(row: dict[str, Any]) -> dict[str, Any]:
-    """What orders and tells apart a session row the cap leaves out."""
-    return {k: row[k] for k in ("date", "session_id", "cwd") if k in row}
+def _row_key(row: dict[str, Any]) -> tuple[str, str, str]:
+    """What tells two session rows apart: one of each key is kept."""
+    return (row["date"], row.get("cwd", ""), row.get("session_id", ""))
 
 
 def _git_json(info: GitInfo) -> list[str | None]:
