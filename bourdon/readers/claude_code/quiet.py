@@ -90,11 +90,10 @@ def sealed(keys: Iterable[str], quiet: Quiet, seen: StoreListing | None) -> bool
     """Whether ``keys`` are the quiet files of ``quiet``, each unchanged (one stat each, as the
     export's walk took it)."""
     stats = []
+    look = seen.stat if seen is not None else os.stat
     try:
         for key in keys:
-            info = seen.files.get(key) if seen is not None else None
-            if info is None:
-                info = os.stat(key)  # noqa: PTH116 - a str path, as the listing has them
+            info = look(key)
             stats.append((key, info.st_size, info.st_mtime_ns, info.st_ino))
     except OSError:
         return False
@@ -106,10 +105,8 @@ def is_quiet(key: str, sessions: set[str], saved: Kept, seen: StoreListing | Non
     checkpoint's ``sessions``, was read to the end and the file has not changed since.
     (Once per file of the store when the seal does not hold: kept lean.)"""
     kept = saved.marks.get(key)
-    info = seen.files.get(key) if seen is not None else None
     try:
-        if info is None:
-            info = os.stat(key)  # noqa: PTH116 - a str path, as the listing has them
+        info = seen.stat(key) if seen is not None else os.stat(key)  # noqa: PTH116 - a str path
         (offset, size, mtime, inode, _), header = kept  # type: ignore[misc]
         if (
             header[0] not in sessions
