@@ -19,8 +19,10 @@ from bourdon.digest import digest
 from bourdon.errors import SchemaError
 from bourdon.formats.resources import schema_path
 from bourdon.formats.schema import validate
-from bourdon.merge.twoway import merge
-from bourdon.model import LIST_FIELDS, LIST_LIMITS, ROW_SECTIONS, list_limit
+from bourdon.merge.floor import keep_floor, lowered
+from bourdon.merge.twoway import merge, regenerate
+from bourdon.model import LIST_FIELDS, LIST_LIMITS, ROW_SECTIONS, list_limit, row_key
+from bourdon.store.changes import regenerating, with_id
 
 SOURCE = {"kind": "commit", "name": "tests"}
 SECTION_DEFS = {
@@ -573,12 +575,15 @@ def test_a_remote_cannot_lower_a_row_even_through_the_policy_default() -> None:
     from bourdon.merge.threeway import merge3
 
     policy = {"default": "private"}
-    ours = {"visibility_policy": policy,
-            "known_entities": [{"name": "quiet", "summary": "kept here"}]}
+    ours = {
+        "visibility_policy": policy,
+        "known_entities": [{"name": "quiet", "summary": "kept here"}],
+    }
     base = {"visibility_policy": policy, "known_entities": []}
-    theirs = {"visibility_policy": {"default": "public"},
-              "known_entities": [{"name": "quiet", "visibility": "public",
-                                  "last_touched": "2099-01-01"}]}
+    theirs = {
+        "visibility_policy": {"default": "public"},
+        "known_entities": [{"name": "quiet", "visibility": "public", "last_touched": "2099-01-01"}],
+    }
     merged = merge3(base, ours, theirs)
     assert merged["known_entities"][0]["visibility"] == "private"
     assert merged["known_entities"][0]["summary"] == "kept here"
@@ -589,11 +594,18 @@ def test_merge3_names_each_conflict_its_fields_and_its_winner() -> None:
 
     row = {"name": "x", "summary": "v1", "type": "project", "tags": ["a"]}
     base = {"known_entities": [row], "notes": [{"date": "2026-01-01", "text": "n"}]}
-    ours = {"known_entities": [{**row, "summary": "ours", "tags": ["a", "b"],
-                                "last_touched": "2026-02-01"}], "notes": []}
-    theirs = {"known_entities": [{**row, "summary": "theirs", "type": "library",
-                                  "last_touched": "2026-03-01"}],
-              "notes": [{"date": "2026-01-01", "text": "n", "tags": ["edited"]}]}
+    ours = {
+        "known_entities": [
+            {**row, "summary": "ours", "tags": ["a", "b"], "last_touched": "2026-02-01"}
+        ],
+        "notes": [],
+    }
+    theirs = {
+        "known_entities": [
+            {**row, "summary": "theirs", "type": "library", "last_touched": "2026-03-01"}
+        ],
+        "notes": [{"date": "2026-01-01", "text": "n", "tags": ["edited"]}],
+    }
     found: list[Conflict] = []
     merged = merge3(base, ours, theirs, found)
     assert [c.to_dict() for c in found] == [
@@ -602,3 +614,80 @@ def test_merge3_names_each_conflict_its_fields_and_its_winner() -> None:
     ]
     assert merged["known_entities"][0]["summary"] == "theirs"
     assert merged["notes"] == theirs["notes"]
+
+
+# -- a regeneration's floor and reuse ----------------------------------------------------------
+# The write path floors and reuses in whichever order looks at fewer rows; whatever the order,
+# the result must be the plain composition: the floor over the regenerated rows, then every row
+# equal to a current one given back as that very object (the caches key rows by identity).
+
+READER = {"kind": "reader", "name": "claude-code", "machine": "laptop"}
+OTHER = {"kind": "reader", "name": "claude-code", "machine": "desktop"}
+LEVEL = st.sampled_from([None, "public", "team", "private"])
+entity_rows = st.fixed_dictionaries(
+    {"name": st.sampled_from(["orbit", "Orbit", "harbor", "quartz"]), "visibility": LEVEL},
+    optional={"summary": st.sampled_from(["a parser", "the index"])},
+)
+note_rows = st.fixed_dictionaries(
+    {"date": st.sampled_from(["2026-01-02", "2026-01-03"]), "text": st.sampled_from(["x", "y"])},
+    optional={"visibility": LEVEL},
+)
+policies = st.one_of(
+    st.none(), st.fixed_dictionaries({"default": st.sampled_from(["public", "team", "private"])})
+)
+
+
+def drop_none(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if v is not None}
+
+
+@st.composite
+def regenerations(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
+    def rows(strategy: Any, with_source: bool) -> list[dict[str, Any]]:
+        out = [drop_none(r) for r in draw(st.lists(strategy, max_size=5))]
+        if with_source:
+            for row in out:
+                row["source"] = draw(st.sampled_from([READER, OTHER]))
+        return out
+
+    current = base_manifest(known_entities=rows(entity_rows, True), notes=rows(note_rows, True))
+    fresh = base_manifest(known_entities=rows(entity_rows, False), notes=rows(note_rows, False))
+    # Some fresh rows are copies of current ones, as a reader gives back what it saw; some of
+    # those come back with their visibility lowered or gone, for the floor to raise again.
+    for section in ("known_entities", "notes"):
+        for row in current[section]:
+            how = draw(st.sampled_from(["none", "copy", "public", "unset"]))
+            if row["source"] == READER and how != "none":
+                copied = {k: v for k, v in row.items() if k not in ("source", "visibility")}
+                if how == "copy" and "visibility" in row:
+                    copied["visibility"] = row["visibility"]
+                elif how == "public":
+                    copied["visibility"] = "public"
+                fresh[section].append(copied)
+    for manifest, policy in ((current, draw(policies)), (fresh, draw(policies))):
+        if policy is not None:
+            manifest["visibility_policy"] = policy
+    return current, fresh
+
+
+@settings(max_examples=300, deadline=None)
+@given(regenerations())
+def test_a_regeneration_floors_then_reuses_whatever_order_it_takes(
+    case: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    def dumps(row: object) -> str:
+        return json.dumps(row, sort_keys=True)
+
+    current, fresh = case
+    current_rows = ("known_entities", "notes")
+    kept = copy.deepcopy(current)
+    result, _ = regenerating("claude-code", fresh, READER)(current)
+    plain, _ = regenerate(kept, with_id(fresh, "claude-code"), READER)
+    plain = keep_floor(plain, kept)
+    assert dumps(result) == dumps(plain)
+    if all(len({row_key(s, r) for r in current[s]}) == len(current[s]) for s in current_rows):
+        assert lowered(current, result) == []  # (with keys held twice, whose floor is moot)
+    for section in current_rows:
+        for row in result.get(section, []):
+            same = [old for old in current[section] if dumps(old) == dumps(row)]
+            assert not same or any(old is row for old in same), (section, row)

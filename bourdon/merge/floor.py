@@ -16,34 +16,41 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bourdon.merge.twoway import label
+from bourdon.merge.twoway import RowKeys, label
 from bourdon.model import ROW_SECTIONS, Visibility, row_key, row_visibility
 
 Key = tuple[str, tuple[str, ...]]
 
 
-def levels(manifest: Mapping[str, Any] | None) -> dict[Key, Visibility]:
+def levels(
+    manifest: Mapping[str, Any] | None, keys: RowKeys | None = None
+) -> dict[Key, Visibility]:
     """Each row's effective visibility in ``manifest``, by section and row key."""
     if not manifest:
         return {}
+    key = (RowKeys() if keys is None else keys).of
     policy = _policy(manifest)
     out: dict[Key, Visibility] = {}
     for section in ROW_SECTIONS:
         for row in _rows(manifest, section):
-            out[(section, row_key(section, row))] = row_visibility(row, policy)
+            out[(section, key(section, row))] = row_visibility(row, policy)
     return out
 
 
-def keep_floor(result: dict[str, Any], *references: Mapping[str, Any] | None) -> dict[str, Any]:
+def keep_floor(
+    result: dict[str, Any], *references: Mapping[str, Any] | None, keys: RowKeys | None = None
+) -> dict[str, Any]:
     """``result`` with every row at least as strict as in each of ``references``.
 
-    Rows of ``result`` that are fine stay the very same objects.
+    Rows of ``result`` that are fine stay the very same objects. ``keys``: the write's row
+    keys, when its other steps key the same rows.
     """
+    keys = RowKeys() if keys is None else keys
     if len(references) == 1 and references[0] and _policy(references[0]) == _policy(result):
-        return _keep_floor_of_changes(result, references[0])
+        return _keep_floor_of_changes(result, references[0], keys)
     floor: dict[Key, Visibility] = {}
     for reference in references:
-        for key, level in levels(reference).items():
+        for key, level in levels(reference, keys).items():
             floor[key] = max(level, floor.get(key, Visibility.PUBLIC))
     if not floor:
         return result
@@ -55,7 +62,7 @@ def keep_floor(result: dict[str, Any], *references: Mapping[str, Any] | None) ->
         out, changed = [], False
         for row in rows:
             if isinstance(row, Mapping):
-                least = floor.get((section, row_key(section, row)))
+                least = floor.get((section, keys.of(section, row)))
                 if least is not None and row_visibility(row, policy) < least:
                     row, changed = {**row, "visibility": str(least)}, True
             out.append(row)
@@ -64,7 +71,9 @@ def keep_floor(result: dict[str, Any], *references: Mapping[str, Any] | None) ->
     return result
 
 
-def _keep_floor_of_changes(result: dict[str, Any], before: Mapping[str, Any]) -> dict[str, Any]:
+def _keep_floor_of_changes(
+    result: dict[str, Any], before: Mapping[str, Any], keys: RowKeys
+) -> dict[str, Any]:
     """``keep_floor`` against one manifest of the same policy, looking only at what changed.
 
     The merge keeps unchanged rows as the very same objects, and under the same policy such a
@@ -72,20 +81,20 @@ def _keep_floor_of_changes(result: dict[str, Any], before: Mapping[str, Any]) ->
     only rows of ``before`` that are no longer in ``result`` can hold their floor. A write
     touches a few rows, so a commit costs what it changed, not the whole manifest.
     """
-    policy = _policy(result)
+    policy, key = _policy(result), keys.of
     for section in ROW_SECTIONS:
         rows = result.get(section)
         if not isinstance(rows, list):
             continue
         was = _rows(before, section)
         held, had = {id(r) for r in rows}, {id(r) for r in was}
-        floor = {row_key(section, r): row_visibility(r, policy) for r in was if id(r) not in held}
+        floor = {key(section, r): row_visibility(r, policy) for r in was if id(r) not in held}
         if not floor:
             continue
         out, changed = [], False
         for row in rows:
-            if isinstance(row, Mapping) and id(row) not in had:
-                least = floor.get(row_key(section, row))
+            if id(row) not in had and (type(row) is dict or isinstance(row, Mapping)):
+                least = floor.get(key(section, row))
                 if least is not None and row_visibility(row, policy) < least:
                     row, changed = {**row, "visibility": str(least)}, True
             out.append(row)
@@ -111,7 +120,9 @@ def lowered(before: Mapping[str, Any] | None, after: Mapping[str, Any]) -> list[
 
 def _rows(manifest: Mapping[str, Any], section: str) -> list[Mapping[str, Any]]:
     rows = manifest.get(section)
-    return [r for r in rows if isinstance(r, Mapping)] if isinstance(rows, list) else []
+    if not isinstance(rows, list):
+        return []
+    return [r for r in rows if type(r) is dict or isinstance(r, Mapping)]  # the ABC check is slow
 
 
 def _policy(manifest: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -58,6 +58,24 @@ class MergeStats:
         return sum(self.removed.values())
 
 
+class RowKeys:
+    """Each row's ``row_key``, once per write; rows are held by identity and must not change."""
+
+    __slots__ = ("_held", "_known")
+
+    def __init__(self) -> None:
+        self._known: dict[str, dict[int, tuple[str, ...]]] = {}
+        self._held: list[Mapping[str, Any]] = []
+
+    def of(self, section: str, row: Mapping[str, Any]) -> tuple[str, ...]:
+        known = self._known.get(section) or self._known.setdefault(section, {})
+        key = known.get(id(row))
+        if key is None:
+            key = known[id(row)] = row_key(section, row)
+            self._held.append(row)
+        return key
+
+
 def normalize_row(
     row: Mapping[str, Any], source: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -82,11 +100,13 @@ def merge(
     *,
     mode: str = "merge",
     source: Mapping[str, Any] | None = None,
+    keys: RowKeys | None = None,
 ) -> tuple[dict[str, Any], MergeStats]:
     """Apply ``change`` to ``base`` (``None`` for a new agent); return the result and counts.
 
-    ``source`` is stamped on every row of the change that does not carry one.
+    ``source`` is stamped on every row of the change that does not carry one; ``keys``: shared.
     """
+    keys = RowKeys() if keys is None else keys
     if mode not in ("merge", "replace"):
         raise ValueError(f"mode must be 'merge' or 'replace', got {mode!r}")
     base = base or {}
@@ -115,38 +135,47 @@ def merge(
             result[section] = given  # left for validation to name the problem
             continue
         current = list(base.get(section) or []) if mode == "merge" else []
-        merged = _merge_rows(current, given, source, section, stats)
+        merged = _merge_rows(current, given, source, section, stats, keys)
         if mode == "replace":
-            _recount_replaced(base.get(section), merged, section, stats)
+            _recount_replaced(base.get(section), merged, section, stats, keys)
         if merged or section in result or mode == "replace":
             result[section] = merged
 
     if mode == "replace":
         for section in ROW_SECTIONS:
             kept = {
-                row_key(section, r) for r in result.get(section) or [] if isinstance(r, Mapping)
+                keys.of(section, r) for r in result.get(section) or [] if isinstance(r, Mapping)
             }
             stats.removed[section] = sum(
                 1
                 for r in base.get(section) or []
-                if isinstance(r, Mapping) and row_key(section, r) not in kept
+                if isinstance(r, Mapping) and keys.of(section, r) not in kept
             )
     return result, stats
 
 
-def _recount_replaced(old: object, new: list[Any], section: str, stats: MergeStats) -> None:
-    """In replace mode, a row that was there before is updated (or unchanged), not added."""
-    rows = old if isinstance(old, list) else []
-    before = {row_key(section, r): r for r in rows if isinstance(r, Mapping)}
-    stats.added[section] = stats.updated[section] = 0
+def _recount_replaced(
+    old: object, new: list[Any], section: str, stats: MergeStats, keys: RowKeys
+) -> set[tuple[str, ...]]:
+    """In replace mode, a row that was there before is updated (or unchanged), not added;
+    returns the keys of the rows of ``old`` that ``new`` lacks."""
+    key = keys.of
+    before: dict[tuple[str, ...], Mapping[str, Any]] = {}
+    for r in old if isinstance(old, list) else ():
+        if type(r) is dict or isinstance(r, Mapping):  # the type first: the ABC check is slow
+            before[key(section, r)] = r
+    added = updated = 0
+    after: set[tuple[str, ...]] = set()
     for row in new:
-        if not isinstance(row, Mapping):
-            continue
-        previous = before.get(row_key(section, row))
-        if previous is None:
-            stats.added[section] += 1
-        elif previous != row:
-            stats.updated[section] += 1
+        if type(row) is dict or isinstance(row, Mapping):
+            after.add(k := key(section, row))
+            previous = before.get(k)
+            if previous is None:
+                added += 1
+            elif previous != row:
+                updated += 1
+    stats.added[section], stats.updated[section] = added, updated
+    return before.keys() - after
 
 
 def _identity_of(base: Mapping[str, Any]) -> dict[str, Any]:
@@ -176,17 +205,18 @@ def _merge_rows(
     source: Mapping[str, Any] | None,
     section: str,
     stats: MergeStats,
+    keys: RowKeys,
 ) -> list[Any]:
-    position = {row_key(section, r): i for i, r in enumerate(current) if isinstance(r, Mapping)}
+    position = {keys.of(section, r): i for i, r in enumerate(current) if isinstance(r, Mapping)}
     original = list(current)
     touched: set[int] = set()
     fresh: set[int] = set()  # positions added by this change
     for raw in given:
-        if not isinstance(raw, Mapping):
+        if not (type(raw) is dict or isinstance(raw, Mapping)):
             current.append(raw)  # left for validation to name the problem
             continue
         row = normalize_row(raw, source)
-        key = row_key(section, row)
+        key = keys.of(section, row)
         at = position.get(key)
         if at is None:
             if section == WORKSTREAMS and "status" not in row:
@@ -249,6 +279,8 @@ def _as_list(value: object) -> list[Any]:
     if isinstance(value, str):
         return [value]
     if isinstance(value, list):
+        if len(value) < 2:
+            return list(value)  # nothing to compare: the loop below, without its cost
         unique: list[Any] = []
         for item in value:
             if item not in unique:
@@ -337,6 +369,8 @@ def regenerate(
     base: Mapping[str, Any] | None,
     fresh: Mapping[str, Any],
     source: Mapping[str, Any],
+    *,
+    keys: RowKeys | None = None,
 ) -> tuple[dict[str, Any], MergeStats]:
     """Replace what one reader on one machine contributed, keep everything else.
 
@@ -344,18 +378,22 @@ def regenerate(
     ``base`` whose ``source`` is this reader on this machine are dropped and replaced by
     ``fresh``; rows committed by others (ours or ``origin: committed``), from other machines,
     or of a producer named only by a string, survive (DESIGN section 3; ``model.produced_by``).
+    ``keys``: the write's row keys, when its other steps key the same rows too.
     """
+    keys = RowKeys() if keys is None else keys
     base = base or {}
     kept: dict[str, Any] = dict(base)
     for section in ROW_SECTIONS:
         rows = base.get(section)
         if isinstance(rows, list):
             kept[section] = [r for r in rows if not produced_by(r, source)]
-    result, stats = merge(kept, fresh, source=source)
+    result, stats = merge(kept, fresh, source=source, keys=keys)
     for section in ROW_SECTIONS:
-        rows = result.get(section)
-        _recount_replaced(base.get(section), rows if isinstance(rows, list) else [], section, stats)
-        before = {row_key(section, r) for r in base.get(section) or [] if isinstance(r, Mapping)}
-        after = {row_key(section, r) for r in result.get(section) or [] if isinstance(r, Mapping)}
-        stats.removed[section] = len(before - after)
+        old, rows = base.get(section), result.get(section)
+        gone = _recount_replaced(old, rows if isinstance(rows, list) else [], section, stats, keys)
+        if not isinstance(old, list | None) or not isinstance(rows, list | None):
+            # A section that is not a list is read as it always was (some fail to iterate).
+            before = {keys.of(section, r) for r in old or [] if isinstance(r, Mapping)}
+            gone = before - {keys.of(section, r) for r in rows or [] if isinstance(r, Mapping)}
+        stats.removed[section] = len(gone)
     return result, stats

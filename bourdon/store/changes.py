@@ -11,15 +11,15 @@ No write lowers a row's visibility (``merge.floor``) except the operator's expli
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from bourdon.digest import RowCache, digest, is_current, parse_digest
 from bourdon.errors import ConflictError, InputError, NotFoundError
 from bourdon.merge.floor import keep_floor, lowered
 from bourdon.merge.threeway import Conflict, merge3
-from bourdon.merge.twoway import MergeStats, RowChanges, compare, merge, regenerate
-from bourdon.model import AGENT_TYPES, ROW_SECTIONS, row_key
+from bourdon.merge.twoway import MergeStats, RowChanges, RowKeys, compare, merge, regenerate
+from bourdon.model import AGENT_TYPES, ROW_SECTIONS, Manifest
 from bourdon.store.forgetting import FORGET_REQUEST, forget, names_of
 
 # A write the reference staged carries its review notes under this key (``staging:``).
@@ -100,37 +100,88 @@ def regenerating(agent_id: str, fresh: Mapping[str, Any], source: dict[str, str]
     def compute(current: dict[str, Any] | None) -> tuple[dict[str, Any], MergeStats]:
         if current is None:
             require_type(agent_id, fresh)
-        result, stats = regenerate(current, with_id(fresh, agent_id), source)
-        return _reuse_rows(keep_floor(result, current), current), stats
+        keys = RowKeys()  # the merge, its counts, the floor and the reuse key the same rows
+        result, stats = regenerate(current, with_id(fresh, agent_id), source, keys=keys)
+        return _floor_and_reuse(result, current, keys), stats
 
     return compute
 
 
-def _reuse_rows(result: dict[str, Any], current: Mapping[str, Any] | None) -> dict[str, Any]:
+def _floor_and_reuse(
+    result: dict[str, Any], current: dict[str, Any] | None, keys: RowKeys
+) -> dict[str, Any]:
+    """``_reuse_rows(keep_floor(result, current), current)``, looking at fewer rows.
+
+    The floor would look at every row the regeneration rebuilt. Given back as current rows
+    first, the unchanged ones are skipped by it (under the same policy a current row keeps
+    its visibility); what it pins is offered for reuse again. The two orders agree when no
+    two rows of a section share a key: a row identical to a current one has its visibility,
+    so the floor leaves it alone. Otherwise, or under another policy, the order is kept."""
+    if not current or Manifest(current).policy != Manifest(result).policy:
+        return _reuse_rows(keep_floor(result, current, keys=keys), current, keys)
+    reused = {}
+    for section in ROW_SECTIONS:
+        rows, before = result.get(section), current.get(section)
+        if isinstance(rows, list) and isinstance(before, list) and before:
+            out, unique = _reused(section, rows, before, keys)
+            if not unique:
+                return _reuse_rows(keep_floor(result, current, keys=keys), current, keys)
+            reused[section] = out
+    result.update(reused)
+    result = keep_floor(result, current, keys=keys)
+    if any(result[section] is not out for section, out in reused.items()):
+        result = _reuse_rows(result, current, keys)
+    return result
+
+
+def _reuse_rows(
+    result: dict[str, Any], current: Mapping[str, Any] | None, keys: RowKeys | None = None
+) -> dict[str, Any]:
     """``result`` with each row that is exactly a current one (same values of the same types)
     given as the current row itself. A regeneration rebuilds every row of the reader; given
     back as the very objects, the unchanged ones are formatted, digested and validated from
     the write protocol's caches (kept by row identity), so a write costs what changed."""
     if not current:
         return result
+    keys = RowKeys() if keys is None else keys
     for section in ROW_SECTIONS:
         rows, before = result.get(section), current.get(section)
-        if not (isinstance(rows, list) and isinstance(before, list) and before):
-            continue
-        known: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
-        for row in before:
-            if isinstance(row, Mapping):
-                known.setdefault(row_key(section, row), []).append(row)
-        out = []
-        for row in rows:
-            if isinstance(row, Mapping):
-                for old in known.get(row_key(section, row), ()):
+        if isinstance(rows, list) and isinstance(before, list) and before:
+            result[section] = _reused(section, rows, before, keys)[0]
+    return result
+
+
+def _reused(
+    section: str, rows: list[Any], before: list[Any], keys: RowKeys
+) -> tuple[list[Any], bool]:
+    """``rows`` with each row that is exactly one of ``before`` given as that row, and whether
+    no two rows of ``rows``, nor of ``before``, share a key."""
+    key = keys.of
+    first: dict[tuple[str, ...], Mapping[str, Any]] = {}
+    more: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}  # all rows of a key held twice
+    for row in before:
+        if type(row) is dict or isinstance(row, Mapping):  # the type first: the ABC check is slow
+            k = key(section, row)
+            if k in first:
+                more.setdefault(k, [first[k]]).append(row)
+            else:
+                first[k] = row
+    out = []
+    seen: set[tuple[str, ...]] = set()
+    given = 0
+    for row in rows:
+        if type(row) is dict or isinstance(row, Mapping):
+            seen.add(k := key(section, row))
+            given += 1
+            if k in more:
+                for old in more[k]:
                     if old is not row and _identical(old, row):
                         row = old
                         break
-            out.append(row)
-        result[section] = out
-    return result
+            elif (only := first.get(k)) is not None and only is not row and _identical(only, row):
+                row = only
+        out.append(row)
+    return out, not more and len(seen) == given
 
 
 def _identical(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -139,7 +190,7 @@ def _identical(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     their types; any other is compared by its JSON, which tells them apart."""
     if a != b:
         return False
-    if all(map(_text_only, a.values())) and all(map(_text_only, b.values())):
+    if _text_only(a.values()) and _text_only(b.values()):
         return True
     try:
         return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
@@ -147,17 +198,25 @@ def _identical(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
         return False
 
 
-def _text_only(value: object) -> bool:
-    kind = type(value)
-    if kind is str:
-        return True
-    if kind is list:
-        assert isinstance(value, list)
-        return all(type(x) is str for x in value) or all(map(_text_only, value))
-    if kind is dict:
-        assert isinstance(value, dict)
-        return all(map(_text_only, value.values()))
-    return False
+def _text_only(values: Iterable[object]) -> bool:
+    """Whether each value is a string, or a list or dict of such. Plain loops: this looks at
+    every field of every row an export gives, and generators cost more than the look."""
+    for value in values:
+        kind = type(value)
+        if kind is str:
+            continue
+        if kind is list:
+            assert isinstance(value, list)
+            for item in value:
+                if type(item) is not str and not _text_only((item,)):
+                    return False
+        elif kind is dict:
+            assert isinstance(value, dict)
+            if not _text_only(value.values()):
+                return False
+        else:
+            return False
+    return True
 
 
 def forgetting(
