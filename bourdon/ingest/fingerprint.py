@@ -50,63 +50,71 @@ def store_fingerprint(
             roots += [Path(p) for p in extra(ctx)]
     files = size = 0
     for root in roots:
-        where = str(root)
-        walked = _walk(root, listing)
+        lines, held = _walk(root, listing)
         # One update of the whole text: the same digest as one per file, at a fraction of
         # the cost for thousands of files.
-        text = "".join([f"{where}\0{rel}\0{st_size}\0{mtime}\n" for rel, st_size, mtime in walked])
-        h.update(text.encode("utf-8", "surrogateescape"))
-        files += len(walked)
-        size += sum(st_size for _, st_size, _ in walked)
+        h.update("".join(lines).encode("utf-8", "surrogateescape"))
+        files += len(lines)
+        size += held
     return "sha256:" + h.hexdigest(), files, size
 
 
-def _walk(root: Path, listing: StoreListing | None = None) -> list[tuple[str, int, int]]:
-    """(relative path, size, mtime_ns) of every file under ``root``, in a stable order; the
-    folders' entries and the files' stats go to ``listing`` as well."""
-    out: list[tuple[str, int, int]] = []
+def _walk(root: Path, listing: StoreListing | None = None) -> tuple[list[str], int]:
+    """The digest's line of every file under ``root`` (``root``, its path under ``root``,
+    size, mtime_ns; NUL-separated) in a stable order, and their bytes; the folders'
+    entries and the files' stats go to ``listing`` as well. The loop does the least it can
+    per file: a store holds thousands, and an export after one appended line is mostly this."""
+    where = str(root)
+    out: list[str] = []
     try:
         st = root.stat()
     except OSError:
-        return out
+        return out, 0
     if not root.is_dir():
-        out.append((root.name, st.st_size, st.st_mtime_ns))
+        out.append(f"{where}\0{root.name}\0{st.st_size}\0{st.st_mtime_ns}\n")
+        size = st.st_size
         for suffix in ("-wal", "-shm", "-journal"):
             with contextlib.suppress(OSError):
                 side = root.with_name(root.name + suffix).stat()
-                out.append((root.name + suffix, side.st_size, side.st_mtime_ns))
-        return out
-    stack = [(root, "")]
+                out.append(f"{where}\0{root.name}{suffix}\0{side.st_size}\0{side.st_mtime_ns}\n")
+                size += side.st_size
+        return out, size
+    add = out.append
+    files = listing.files if listing is not None else None
+    size = 0
+    stack = [(str(root), "")]
     while stack:
         folder, prefix = stack.pop()
         try:
             with os.scandir(folder) as it:
                 entries = sorted(it, key=_name)
         except OSError:
-            out.append((prefix + "<unreadable>", 0, 0))
+            add(f"{where}\0{prefix}<unreadable>\0{0}\0{0}\n")
             continue
         subdirs = []
         seen: list[tuple[str, bool]] = []
+        base = f"{where}\0{prefix}"
         for entry in entries:
-            rel = prefix + entry.name
+            name = entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    subdirs.append((Path(entry.path), rel + "/"))
-                    seen.append((entry.name, True))
+                    subdirs.append((entry.path, f"{prefix}{name}/"))
+                    seen.append((name, True))
                     continue
                 info = entry.stat()
             except OSError:
-                seen.append((entry.name, _is_dir(entry)))
+                seen.append((name, _is_dir(entry)))
                 continue
-            out.append((rel, info.st_size, info.st_mtime_ns))
-            if listing is not None:
+            size += info.st_size
+            add(f"{base}{name}\0{info.st_size}\0{info.st_mtime_ns}\n")
+            if files is not None:
                 # A symlink to a folder is a folder to a reader (it follows links).
-                seen.append((entry.name, entry.is_symlink() and _is_dir(entry)))
-                listing.files[entry.path] = info
+                seen.append((name, entry.is_symlink() and _is_dir(entry)))
+                files[entry.path] = info
         if listing is not None:
-            listing.folders[str(folder)] = seen
+            listing.folders[folder] = seen
         stack.extend(reversed(subdirs))
-    return out
+    return out, size
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
