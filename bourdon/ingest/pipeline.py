@@ -53,7 +53,7 @@ from bourdon.ingest.outcome import (
     UNCHANGED,
     ExportResult,
 )
-from bourdon.ingest.redaction import redact_view
+from bourdon.ingest.redaction import clean_rows_path, redact_view
 from bourdon.ingest.resume import load_resume, saved_meanwhile
 from bourdon.ingest.visibility import keep_visibility
 from bourdon.ingest.watermarks import drift, load_watermark, mark, save_watermark
@@ -198,7 +198,7 @@ def _export(
             # interpreter for it.
             saving.enter_context(saved_meanwhile(root, name, read.resume, resume))
         fresh = _shape(read.manifest, reader, name)
-        fresh, findings = redact_view(fresh, library)
+        fresh, findings = redact_view(fresh, library, clean_rows_path(root), remember=not dry_run)
         current = _current(library, name)
         fresh = keep_visibility(fresh, current)
         source = {"kind": "reader", "name": name, "machine": who.machine}
