@@ -102,7 +102,7 @@ CLEAN = [f"a parser for ledger line {i}" for i in range(6)]
 
 def test_clean_rows_are_remembered_for_the_next_process(root: Path, home: Path) -> None:
     assert export(root, home, entities(CLEAN)).outcome == "committed"
-    kept = clean_rows_path(root).read_bytes()
+    kept = clean_rows_path(root, "memo-agent").read_bytes()
     assert len(kept) == 16 * len(CLEAN)  # a digest per clean row, nothing of their text
     assert not any(text.encode() in kept for text in CLEAN)
 
@@ -125,7 +125,9 @@ def test_a_row_that_held_a_secret_is_redacted_and_counted_at_every_export(
     first = export(root, home, with_secrets)
     again = export(root, home, with_secrets, force=True)  # read again, its rows unchanged
     assert first.redacted == again.redacted == dict.fromkeys(PLANTED, 1)
-    assert len(clean_rows_path(root).read_bytes()) == 16 * len(CLEAN)  # the clean ones only
+    assert len(clean_rows_path(root, "memo-agent").read_bytes()) == 16 * len(
+        CLEAN
+    )  # the clean ones only
     manifest = committed(root)
     assert not any(text in manifest for text in PLANTED.values())
 
@@ -144,7 +146,7 @@ def test_the_memo_changes_nothing_that_is_committed(tmp_path: Path, home: Path) 
         results = []
         for where in roots:
             if where.name == "without":
-                clean_rows_path(where).unlink(missing_ok=True)
+                clean_rows_path(where, "memo-agent").unlink(missing_ok=True)
             results.append(export(where, home, view))
         assert [r.outcome for r in results] == ["committed", "committed"]
         assert results[0].redacted == results[1].redacted
@@ -154,12 +156,12 @@ def test_the_memo_changes_nothing_that_is_committed(tmp_path: Path, home: Path) 
         for text in texts:
             text.pop("last_updated")
         assert texts[0] == texts[1]
-    assert clean_rows_path(roots[0]).exists()
+    assert clean_rows_path(roots[0], "memo-agent").exists()
 
 
 @pytest.mark.parametrize("garbage", [b"\x00" * 7, b"\xff" * 32, b"not a digest file at all!"])
 def test_a_garbled_memo_is_not_trusted(root: Path, home: Path, garbage: bytes) -> None:
-    path = clean_rows_path(root)
+    path = clean_rows_path(root, "memo-agent")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(garbage)
     result = export(root, home, entities([*CLEAN, PLANTED["aws-access-key"]]))
@@ -174,7 +176,7 @@ def test_what_other_rules_found_clean_is_not_trusted(
     """Rules that change in any way keep their own memo: a row older rules took for clean (here,
     one holding a secret they did not know) is redacted by the new ones."""
     row = {"name": "entity-0", "summary": PLANTED["anthropic-key"]}
-    older = clean_rows_path(root).with_name("0123456789abcdef.bin")
+    older = clean_rows_path(root, "memo-agent").with_name("memo-agent.0123456789abcdef.bin")
     older.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(row, ensure_ascii=False).encode()
     older.write_bytes(hashlib.blake2b(text, digest_size=16).digest())
@@ -187,4 +189,4 @@ def test_what_other_rules_found_clean_is_not_trusted(
 
 def test_a_dry_run_remembers_nothing(root: Path, home: Path) -> None:
     assert export(root, home, entities(CLEAN), dry_run=True).outcome == "dry_run"
-    assert not clean_rows_path(root).exists()
+    assert not clean_rows_path(root, "memo-agent").exists()

@@ -198,7 +198,9 @@ def _export(
             # interpreter for it.
             saving.enter_context(saved_meanwhile(root, name, read.resume, resume))
         fresh = _shape(read.manifest, reader, name)
-        fresh, findings = redact_view(fresh, library, clean_rows_path(root), remember=not dry_run)
+        fresh, findings = redact_view(
+            fresh, library, clean_rows_path(root, name), remember=not dry_run
+        )
         current = _current(library, name)
         fresh = keep_visibility(fresh, current)
         source = {"kind": "reader", "name": name, "machine": who.machine}

@@ -8,11 +8,12 @@ open (a server's) redacts only the rows that changed.
 A process that opens the library for one export (a hook, ``bourdon export``) starts with no
 such memo, and redacting a whole view is most of what such an export costs. So the rows found
 clean (no secret in any string) are remembered across processes too, by a digest of their JSON,
-in ``.bourdon/cache/redaction/<rules>.bin``: ``<rules>`` is a digest of the redaction code
-itself, so rules that change in any way never trust what older ones found. A row found there
-is given back as its JSON reads (a copy of the same values); any other row is redacted. Only
-clean rows are remembered: a row that held a secret is redacted again at every export, and
-the file never holds more than digests. It is a cache: lost or garbled, it reads as empty.
+in ``.bourdon/cache/redaction/<reader>.<rules>.bin``: ``<rules>`` is a digest of the redaction
+code itself, so rules that change in any way never trust what older ones found. A row found
+there is given back as its JSON reads (a copy of the same values); any other row is redacted.
+Only the clean rows of the reader's last view are kept: a row that held a secret is redacted
+again at every export, and the file never holds more than digests, nor grows past the view.
+It is a cache: lost or garbled, it reads as empty.
 """
 
 from __future__ import annotations
@@ -26,33 +27,26 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from bourdon import __version__
 from bourdon.access import redact, secretrules
 from bourdon.access.redact import Findings, Redactor
-from bourdon.model import LOCAL_DIR, ROW_SECTIONS
+from bourdon.model import LOCAL_DIR, ROW_SECTIONS, check_agent_id
 from bourdon.store.durable import atomic_write
 
 _LIMIT: Final = 20_000  # rows remembered per library; emptied when full
 _DIGEST: Final = 16  # bytes of a clean row's digest on disk
-_CLEAN_LIMIT: Final = 50_000  # digests kept on disk; past it the file starts again
+
+# A redacted row: the copy, the kinds of secret it held, and its digest (``None``: not JSON).
+Done = tuple[Any, dict[str, int], bytes | None]
+# library object -> a row's JSON -> the row redacted
+_MEMOS: weakref.WeakKeyDictionary[object, dict[str, Done]] = weakref.WeakKeyDictionary()
 
 
-class _Memo:
-    """What one library object remembers: each redacted row by its JSON (with the kinds of
-    secret it held), and the digests of the rows known clean, on disk and since."""
-
-    def __init__(self) -> None:
-        self.rows: dict[str, tuple[Any, dict[str, int]]] = {}
-        self.clean: set[bytes] | None = None  # loaded at the first export with a place
-        self.learned = False
-
-
-# library object -> its memo
-_MEMOS: weakref.WeakKeyDictionary[object, _Memo] = weakref.WeakKeyDictionary()
-
-
-def clean_rows_path(root: Path) -> Path:
-    """Where the library at ``root`` keeps the digests of the rows found clean."""
-    return root / LOCAL_DIR / "cache" / "redaction" / f"{_rules()}.bin"
+def clean_rows_path(root: Path, reader: str) -> Path:
+    """Where the library at ``root`` keeps the digests of the rows of ``reader``'s last view
+    found clean."""
+    name = check_agent_id(reader, "reader name")
+    return root / LOCAL_DIR / "cache" / "redaction" / f"{name}.{_rules()}.bin"
 
 
 def redact_view(
@@ -63,16 +57,14 @@ def redact_view(
     remember: bool = True,
 ) -> tuple[dict[str, Any], Findings]:
     """``redact_manifest(view)``: the same copy and the same findings, remembering the rows
-    for the next export into the library object ``owner``, and the clean ones in the file
-    ``clean_rows`` (``clean_rows_path``) for the next process; ``remember=False`` (a dry
-    run) only reads that file."""
-    memo = _MEMOS.get(owner)
-    if memo is None:
-        memo = _MEMOS[owner] = _Memo()
-    if len(memo.rows) > _LIMIT:
-        memo.rows.clear()
-    if clean_rows is not None and memo.clean is None:
-        memo.clean = _load(clean_rows)
+    for the next export into the library object ``owner``, and the digests of the clean ones
+    in the file ``clean_rows`` (``clean_rows_path``) for the next process; ``remember=False``
+    (a dry run) only reads that file."""
+    memo = _MEMOS.setdefault(owner, {})
+    if len(memo) > _LIMIT:
+        memo.clear()
+    known = _load(clean_rows) if clean_rows is not None else None
+    clean: set[bytes] = set()  # this view's: the file holds no row the reader no longer gives
     findings = Findings()
     out: dict[str, Any] = {}
     redactor = Redactor()  # one for the view: the same strings come back in many rows
@@ -84,39 +76,37 @@ def redact_view(
             continue
         rows = []
         for row in value:
-            red, kinds = _row(row, memo, redactor)
+            red, kinds, digest = _row(row, memo, redactor, known)
             findings.kinds.update(kinds)
+            if digest is not None and not kinds:
+                clean.add(digest)
             rows.append(red)
         out[key] = rows  # a section's name is one of ours: nothing in it to redact
-    if remember and clean_rows is not None and memo.learned and memo.clean is not None:
-        _save(clean_rows, memo.clean)
-        memo.learned = False
+    if remember and clean_rows is not None and clean != known:
+        _save(clean_rows, clean)
     return out, findings
 
 
-def _row(row: object, memo: _Memo, redactor: Redactor) -> tuple[Any, dict[str, int]]:
+def _row(row: object, memo: dict[str, Done], redactor: Redactor, known: set[bytes] | None) -> Done:
     try:
         text = json.dumps(row, ensure_ascii=False)
     except (TypeError, ValueError):  # not JSON: redacted each time
-        text = None
-    if text is None:
-        redactor.findings = Findings()
-        return redactor.value(row), dict(redactor.findings.kinds)
-    hit = memo.rows.get(text)
-    if hit is not None:
-        return hit
-    clean = memo.clean
-    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=_DIGEST).digest()
-    if clean is not None and key in clean:
-        done: tuple[Any, dict[str, int]] = (json.loads(text), {})
-    else:
-        redactor.findings = Findings()  # what this row holds, counted on its own
-        done = (redactor.value(row), dict(redactor.findings.kinds))
-        if clean is not None and not done[1]:
-            clean.add(key)
-            memo.learned = True
-    memo.rows[text] = done
+        return (*_redacted(row, redactor), None)
+    done = memo.get(text)
+    if done is None:
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=_DIGEST)
+        key = digest.digest()
+        if known is not None and key in known:
+            done = (json.loads(text), {}, key)
+        else:
+            done = (*_redacted(row, redactor), key)
+        memo[text] = done
     return done
+
+
+def _redacted(row: object, redactor: Redactor) -> tuple[Any, dict[str, int]]:
+    redactor.findings = Findings()  # what this row holds, counted on its own
+    return redactor.value(row), dict(redactor.findings.kinds)
 
 
 @functools.cache
@@ -127,8 +117,6 @@ def _rules() -> str:
         try:
             basis.update(Path(str(module.__file__)).read_bytes())
         except (OSError, TypeError):  # no source to read: the version alone, and ours
-            from bourdon import __version__
-
             basis.update(__version__.encode())
     return basis.hexdigest()[:16]
 
@@ -145,10 +133,5 @@ def _load(path: Path) -> set[bytes]:
 
 def _save(path: Path, clean: set[bytes]) -> None:
     with contextlib.suppress(OSError):  # a cache: not kept is only slower
-        if len(clean) > _CLEAN_LIMIT:
-            # Rows gone long ago pile up: start again, the next exports find the live ones.
-            clean.clear()
-            path.unlink(missing_ok=True)
-            return
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, b"".join(sorted(clean)), 0o600, sync=False)

@@ -117,16 +117,9 @@ def _floor_and_reuse(
     its visibility); what it pins is offered for reuse again. The two orders agree when no
     two rows of a section share a key: a row identical to a current one has its visibility,
     so the floor leaves it alone. Otherwise, or under another policy, the order is kept."""
-    if not current or Manifest(current).policy != Manifest(result).policy:
+    reused = _reused_unique(result, current, keys)
+    if reused is None:
         return _reuse_rows(keep_floor(result, current, keys=keys), current, keys)
-    reused = {}
-    for section in ROW_SECTIONS:
-        rows, before = result.get(section), current.get(section)
-        if isinstance(rows, list) and isinstance(before, list) and before:
-            out, unique = _reused(section, rows, before, keys)
-            if not unique:
-                return _reuse_rows(keep_floor(result, current, keys=keys), current, keys)
-            reused[section] = out
     result.update(reused)
     result = keep_floor(result, current, keys=keys)
     if any(result[section] is not out for section, out in reused.items()):
@@ -134,8 +127,27 @@ def _floor_and_reuse(
     return result
 
 
+def _reused_unique(
+    result: dict[str, Any], current: dict[str, Any] | None, keys: RowKeys
+) -> dict[str, list[Any]] | None:
+    """Each section of ``result`` with the rows that are exactly current ones given as those;
+    ``None`` when the two orders may disagree (no current manifest, another policy, or two
+    rows of a section sharing a key)."""
+    if not current or Manifest(current).policy != Manifest(result).policy:
+        return None
+    reused = {}
+    for section in ROW_SECTIONS:
+        rows, before = result.get(section), current.get(section)
+        if isinstance(rows, list) and isinstance(before, list) and before:
+            out, unique = _reused(section, rows, before, keys)
+            if not unique:
+                return None
+            reused[section] = out
+    return reused
+
+
 def _reuse_rows(
-    result: dict[str, Any], current: Mapping[str, Any] | None, keys: RowKeys | None = None
+    result: dict[str, Any], current: Mapping[str, Any] | None, keys: RowKeys
 ) -> dict[str, Any]:
     """``result`` with each row that is exactly a current one (same values of the same types)
     given as the current row itself. A regeneration rebuilds every row of the reader; given
@@ -143,7 +155,6 @@ def _reuse_rows(
     the write protocol's caches (kept by row identity), so a write costs what changed."""
     if not current:
         return result
-    keys = RowKeys() if keys is None else keys
     for section in ROW_SECTIONS:
         rows, before = result.get(section), current.get(section)
         if isinstance(rows, list) and isinstance(before, list) and before:
